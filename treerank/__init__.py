@@ -1,0 +1,52 @@
+"""treerank: bipartite ranking with tree ensembles.
+
+The estimators (``TreeRank``, ``LeafRank``, ``ClassifierLeafRank``,
+``RankingForest``) are importable from the top level; the subpackages
+(``treerank.metrics``, ``treerank.datasets``, ``treerank.aggregation``, ...)
+are loaded on first access, so ``import treerank`` stays light and never
+imports matplotlib.
+"""
+
+# Authors: The treerank developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import importlib
+
+__version__ = "0.1.0.dev0"
+
+_SUBMODULES = [
+    "aggregation",
+    "base",
+    "bridge",
+    "datasets",
+    "ensemble",
+    "exceptions",
+    "export",
+    "metrics",
+    "plotting",
+    "stability",
+    "surrogates",
+    "tree",
+    "utils",
+]
+
+_ESTIMATORS = {
+    "TreeRank": "treerank.tree",
+    "LeafRank": "treerank.tree",
+    "ClassifierLeafRank": "treerank.tree",
+    "RankingForest": "treerank.ensemble",
+}
+
+__all__ = [*_ESTIMATORS, *_SUBMODULES, "__version__"]
+
+
+def __getattr__(name):
+    if name in _ESTIMATORS:
+        return getattr(importlib.import_module(_ESTIMATORS[name]), name)
+    if name in _SUBMODULES:
+        return importlib.import_module(f"treerank.{name}")
+    raise AttributeError(f"module 'treerank' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(__all__)
