@@ -30,3 +30,31 @@ __all__ = [
 ]
 
 # --- list (query-grouped) ranking metrics: see below ---
+from treerank.metrics._list_average_precision import average_precision_score
+from treerank.metrics._list_cascade import err_score, reciprocal_rank
+from treerank.metrics._list_pairwise import pairwise_disagreement
+from treerank.metrics._list_positional import (
+    dcg_score,
+    expected_rank_utility,
+    list_auc,
+    ndcg_score,
+    precision_at_k,
+    recall_at_k,
+    spearman_rho,
+)
+from treerank.metrics._positional import PositionalMetric
+
+__all__ += [
+    "PositionalMetric",
+    "average_precision_score",
+    "dcg_score",
+    "err_score",
+    "expected_rank_utility",
+    "list_auc",
+    "ndcg_score",
+    "pairwise_disagreement",
+    "precision_at_k",
+    "recall_at_k",
+    "reciprocal_rank",
+    "spearman_rho",
+]

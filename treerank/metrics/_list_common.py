@@ -1,0 +1,134 @@
+"""Shared machinery of the list metrics: exact arithmetic and query summaries.
+
+Every list metric computes one value per list (query) from arrays in ranked
+layout, then :func:`summarize_queries` applies the empty-list policy and
+returns the value of a single list, or the mean over queries (optionally with
+the per-query values).
+
+Exact path: when the labels are :class:`fractions.Fraction` objects, the
+metrics keep every intermediate quantity rational; integer ratios must then be
+formed with :func:`int_ratio` (``int / int`` would give a float).
+"""
+
+# Authors: The treerank developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+__all__ = ["EMPTY_DOC", "int_ratio", "summarize_queries", "to_exact"]
+
+_FRACTION = np.frompyfunc(Fraction, 2, 1)
+_FRACTION1 = np.frompyfunc(Fraction, 1, 1)
+
+EMPTY_DOC = """empty : float or "skip", default=0.0
+        Value of a list on which the metric is undefined (see Notes); 0.0
+        mirrors scikit-learn's ``ndcg_score`` and ``average_precision_score``.
+        ``np.nan`` propagates to the mean; ``"skip"`` leaves such lists out of
+        the mean (their per-query value is NaN; the mean is NaN if no list is
+        defined)."""
+
+
+def int_ratio(numerator, denominator, exact):
+    """Elementwise ``numerator / denominator`` of integer arrays.
+
+    Exact fractions when ``exact``, float64 otherwise.
+
+    Examples
+    --------
+    >>> from treerank.metrics._list_common import int_ratio
+    >>> int_ratio(np.array([1, 2]), np.array([3, 4]), exact=True)
+    array([Fraction(1, 3), Fraction(1, 2)], dtype=object)
+    >>> int_ratio(np.array([1, 2]), np.array([4, 4]), exact=False)
+    array([0.25, 0.5 ])
+    """
+    if exact:
+        return _FRACTION(np.asarray(numerator), np.asarray(denominator)).astype(object)
+    return np.asarray(numerator, dtype=np.float64) / denominator
+
+
+def to_exact(values):
+    """Object array of :class:`fractions.Fraction` from integers or fractions.
+
+    Examples
+    --------
+    >>> from treerank.metrics._list_common import to_exact
+    >>> to_exact(np.array([0, 2]))
+    array([Fraction(0, 1), Fraction(2, 1)], dtype=object)
+    """
+    values = np.asarray(values)
+    if values.dtype.kind == "f":
+        raise TypeError("to_exact needs integers or fractions")  # pragma: no cover
+    return _FRACTION1(values.astype(object)).astype(object)
+
+
+def _is_fraction_array(values):
+    return all(isinstance(v, Fraction) for v in values.tolist())
+
+
+def _scalar(value):
+    if isinstance(value, Fraction):
+        return value
+    return float(value)
+
+
+def summarize_queries(values, inputs, defined=None):
+    """Apply the empty-list policy and aggregate per-query values.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_groups,)
+        Metric value of every list (entries of undefined lists are ignored).
+    inputs : ListInputs
+        The validated inputs (``single``, ``exact`` and the ``empty`` and
+        ``return_per_query`` options are used).
+    defined : ndarray of shape (n_groups,) of bool, default=None
+        Which lists have a defined value; ``None`` means all.
+
+    Returns
+    -------
+    value : float or Fraction
+        The value of the single list, or the mean over the queries.
+    per_query : ndarray of shape (n_groups,)
+        Only when ``return_per_query``: the per-query values, in the order of
+        the sorted unique query ids.
+    """
+    n_groups = values.shape[0]
+    empty = inputs.options.get("empty", 0.0)
+    exact = inputs.exact and values.dtype == object
+    if exact:
+        per_query = np.empty(n_groups, dtype=object)
+        per_query[:] = list(values)
+    else:
+        per_query = np.asarray(values, dtype=np.float64).copy()
+    used = np.ones(n_groups, dtype=bool)
+    if defined is not None and not np.all(defined):
+        undefined = ~np.asarray(defined, dtype=bool)
+        if empty == "skip":
+            fill = math.nan
+            used = ~undefined
+        elif exact and math.isfinite(empty):
+            fill = Fraction(empty)
+        else:
+            fill = float(empty)
+        if exact:
+            per_query[undefined] = fill
+        else:
+            per_query[undefined] = fill
+    if exact and not _is_fraction_array(per_query):
+        per_query = per_query.astype(np.float64)
+    if not np.any(used):
+        mean = math.nan
+    elif per_query.dtype == object:
+        chosen = per_query[used]
+        mean = sum(chosen.tolist(), Fraction(0)) / chosen.shape[0]
+    else:
+        mean = float(np.mean(per_query[used]))
+    if inputs.single:
+        mean = _scalar(per_query[0])
+    mean = _scalar(mean)
+    if inputs.options.get("return_per_query", False):
+        return mean, per_query
+    return mean

@@ -1,0 +1,867 @@
+"""Positional ranking measures ``offset(y) + sum_k phi(k) u_{sigma(k)}(y)``.
+
+A generalized positional performance measure (GPPM, Calauzenes, Usunier and
+Gallinari 2013, Definition 2.1) scores a ranking ``sigma`` of ``n`` items
+(``sigma(k)`` = the item at rank ``k``, best first) of a list with labels
+``y`` as
+
+    r(y, sigma) = offset(y) + sum_{k=1..n} phi(k) * u_{sigma(k)}(y),
+
+with ``phi`` non-negative and non-increasing (``phi(1) > 0``) and a utility
+vector ``u(y)``. DCG@k, NDCG@k, precision@k, recall@k, the per-list AUC and
+Spearman's rho are all of this form:
+
+==========  ========================  ==========================  =================
+measure     u_i(y)                    phi(k)                      offset(y)
+==========  ========================  ==========================  =================
+DCG@K       2**y_i - 1 (or y_i)       1{k <= K} / log2(1 + k)     0
+NDCG@K      (2**y_i - 1) / N_K(y)     1{k <= K} / log2(1 + k)     0
+P@K         y_i                       1{k <= K} / K               0
+R@K         y_i / P                   1{k <= K}                   0
+AUC         y_i / (P N)               n - k                       -(P - 1) / (2 N)
+Spearman    12 (n - y_i) / (n(n²-1))  n - k                       -3 (n - 1)/(n + 1)
+==========  ========================  ==========================  =================
+
+(P, N: numbers of relevant and irrelevant items; N_K(y): the ideal DCG@K;
+Spearman's labels are the true ranks, 1 = best). Undefined cases (NDCG and
+recall with no relevant item, AUC with P = 0 or N = 0, Spearman with n = 1)
+get ``u = 0`` and offset 0, i.e. the value 0 for every ranking, as the list
+metrics' default ``empty=0.0``.
+
+Rankings are arrays of item indices in rank order (0-based, best first: the
+``np.argsort(-scores)`` convention).
+"""
+
+# Authors: The treerank developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import itertools
+import math
+import numbers
+from fractions import Fraction
+
+import numpy as np
+
+from treerank.metrics._grouping import group_qid
+from treerank.metrics._list_common import int_ratio, to_exact
+from treerank.metrics._list_validation import check_list_inputs
+from treerank.metrics._ties import rank_lists, tie_averaged
+from treerank.utils.validation import check_scores
+
+__all__ = [
+    "PositionalMetric",
+    "auc_weight",
+    "dcg_discount",
+    "eru_weight",
+    "gain_values",
+    "precision_weight",
+    "recall_weight",
+]
+
+# bayes_optimal_rankings refuses to list more rankings than this
+_MAX_RANKINGS = 1_000_000
+
+
+# ---------------------------------------------------------------------------
+# Position weights and gains shared with the list metric functions
+# ---------------------------------------------------------------------------
+
+
+def dcg_discount(position, k=None):
+    """DCG discount ``1 / log2(1 + position)``, zero beyond the cut-off ``k``.
+
+    Examples
+    --------
+    >>> from treerank.metrics._positional import dcg_discount
+    >>> dcg_discount(np.array([1, 2, 3]), k=2)
+    array([1.        , 0.63092975, 0.        ])
+    """
+    position = np.asarray(position)
+    weight = 1.0 / np.log2(1.0 + position)
+    if k is not None:
+        weight = np.where(position <= k, weight, 0.0)
+    return weight
+
+
+def precision_weight(position, k, exact=False):
+    """Precision@k weight ``1{position <= k} / k``.
+
+    Examples
+    --------
+    >>> from treerank.metrics._positional import precision_weight
+    >>> precision_weight(np.array([1, 2, 3]), 2)
+    array([0.5, 0.5, 0. ])
+    """
+    position = np.asarray(position)
+    return int_ratio(
+        (position <= k).astype(np.int64), np.full(position.shape, k), exact
+    )
+
+
+def recall_weight(position, k, exact=False):
+    """Recall@k weight ``1{position <= k}``.
+
+    Examples
+    --------
+    >>> from treerank.metrics._positional import recall_weight
+    >>> recall_weight(np.array([1, 2, 3]), 2)
+    array([1., 1., 0.])
+    """
+    inside = (np.asarray(position) <= k).astype(np.int64)
+    return to_exact(inside) if exact else inside.astype(np.float64)
+
+
+def auc_weight(position, n_items, exact=False):
+    """Per-list AUC and Spearman weight ``n_items - position``.
+
+    Examples
+    --------
+    >>> from treerank.metrics._positional import auc_weight
+    >>> auc_weight(np.array([1, 2, 3]), 3)
+    array([2., 1., 0.])
+    """
+    weight = np.asarray(n_items) - np.asarray(position)
+    return to_exact(weight) if exact else weight.astype(np.float64)
+
+
+def eru_weight(position, half_life):
+    """Expected rank utility weight ``2 ** (-(position - 1) / (half_life - 1))``.
+
+    Examples
+    --------
+    >>> from treerank.metrics._positional import eru_weight
+    >>> eru_weight(np.array([1, 2, 3]), half_life=2)
+    array([1.  , 0.5 , 0.25])
+    """
+    return np.exp2(-(np.asarray(position) - 1.0) / (half_life - 1.0))
+
+
+def gain_values(y, gain):
+    """DCG gain of grades: ``2**y - 1`` (``"exp2"``) or ``y`` (``"linear"``).
+
+    Examples
+    --------
+    >>> from treerank.metrics._positional import gain_values
+    >>> gain_values(np.array([0.0, 1.0, 3.0]), "exp2")
+    array([0., 1., 7.])
+    """
+    y = np.asarray(y, dtype=np.float64)
+    if gain == "exp2":
+        return np.exp2(y) - 1.0
+    return y
+
+
+# ---------------------------------------------------------------------------
+# Validation helpers of the class
+# ---------------------------------------------------------------------------
+
+
+def _check_ranking(ranking, n_items):
+    try:
+        arr = np.asarray(ranking)
+    except ValueError as exc:
+        raise ValueError(f"ranking must be a sequence of item indices: {exc}") from None
+    if arr.ndim != 1 or arr.shape[0] != n_items:
+        raise ValueError(
+            f"ranking must list the {n_items} item indices in rank order (best "
+            f"first); got shape {arr.shape}."
+        )
+    if arr.dtype.kind not in "iu" and not (
+        arr.dtype.kind in "fO" and all(float(v).is_integer() for v in arr.tolist())
+    ):
+        raise ValueError(f"ranking must hold integer item indices; got {arr!r}.")
+    arr = arr.astype(np.intp)
+    if not np.array_equal(np.sort(arr), np.arange(n_items)):
+        raise ValueError(
+            f"ranking must be a permutation of 0..{n_items - 1} (item indices in "
+            f"rank order, best first); got {arr.tolist()}."
+        )
+    return arr
+
+
+def _check_distribution(distribution, n_items):
+    """Validate a list of (relevance_vector, probability) pairs."""
+    try:
+        pairs = list(distribution)
+    except TypeError:
+        raise ValueError(
+            "distribution must be a list of (relevance_vector, probability) pairs."
+        ) from None
+    if not pairs:
+        raise ValueError("distribution is empty: give at least one (y, p) pair.")
+    checked = []
+    for entry in pairs:
+        if not isinstance(entry, (tuple, list)) or len(entry) != 2:
+            raise ValueError(
+                "distribution must be a list of (relevance_vector, probability) "
+                f"pairs; got the entry {entry!r}."
+            )
+        y, p = entry
+        if isinstance(p, bool) or not isinstance(p, numbers.Real) or not p >= 0:
+            raise ValueError(f"probabilities must be non-negative numbers; got {p!r}.")
+        if not math.isfinite(p):
+            raise ValueError(f"probabilities must be finite; got {p!r}.")
+        if np.asarray(y, dtype=object).shape != (n_items,):
+            raise ValueError(
+                f"every relevance vector must have {n_items} entries; got "
+                f"{np.asarray(y, dtype=object).shape}."
+            )
+        checked.append((y, p))
+    total = sum(p for _, p in checked)
+    if all(isinstance(p, numbers.Rational) for _, p in checked):
+        if total != 1:
+            raise ValueError(f"probabilities must sum to 1; they sum to {total}.")
+    elif abs(float(total) - 1.0) > 1e-9:
+        raise ValueError(f"probabilities must sum to 1; they sum to {float(total)!r}.")
+    return checked
+
+
+def _result(value):
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, numbers.Integral):
+        return Fraction(int(value))
+    return float(value)
+
+
+def _tie_classes(values, atol):
+    """Class of every value: 0 for the largest, equal values (within atol) share one."""
+    order = sorted(range(len(values)), key=lambda i: values[i], reverse=True)
+    classes = [0] * len(values)
+    current = 0
+    for rank, item in enumerate(order):
+        if rank and values[order[rank - 1]] - values[item] > atol:
+            current += 1
+        classes[item] = current
+    return order, classes
+
+
+# ---------------------------------------------------------------------------
+# The class
+# ---------------------------------------------------------------------------
+
+
+class PositionalMetric:
+    """A positional ranking measure ``offset(y) + sum_k phi(k) u_{sigma(k)}(y)``.
+
+    Carries the position weights ``phi``, the utility ``u`` and the offset of
+    a generalized positional performance measure (GPPM) for lists of
+    ``n_items`` items; evaluates rankings and scores (with exact tie
+    averaging), expected values under a finite distribution of relevance
+    vectors, Bayes-optimal rankings and the constant ``C_phi(p)`` of the
+    regret bounds. Factories build DCG@k, NDCG@k, precision@k, recall@k,
+    per-list AUC and Spearman's rho; their values equal those of the list
+    metric functions (:func:`treerank.metrics.dcg_score`, ...).
+
+    Parameters
+    ----------
+    phi : array-like of shape (n_items,)
+        Position weights ``phi(1), ..., phi(n)``: non-negative, non-increasing,
+        ``phi(1) > 0``. Integers or :class:`fractions.Fraction` keep the
+        computations exact for exact labels.
+    utility : callable
+        ``utility(y) -> array of shape (n_items,)``, the utility of every item
+        for the relevance vector ``y``.
+    offset : callable, default=None
+        ``offset(y) -> float``, the part of the value that does not depend on
+        the ranking; ``None`` means 0.
+
+    Attributes
+    ----------
+    phi : ndarray of shape (n_items,)
+        Position weights (float64).
+    n_items : int
+        Number of items of a list.
+    utility_function, offset_function : callable
+        The callables given.
+
+    See Also
+    --------
+    treerank.metrics.ndcg_score : NDCG of lists of any size, with ``qid``.
+
+    Notes
+    -----
+    By the rearrangement inequality, a ranking is optimal for the expected
+    value under a distribution of ``y`` iff it sorts the items by decreasing
+    expected utility ``U = E[u(y)]`` wherever ``phi`` strictly decreases
+    (Calauzenes et al. 2013, eq. 2).
+
+    ``value_from_scores`` with ``ties="average"`` gives an item of a tied
+    block at ranks ``a..b`` the weight ``mean(phi(a..b))``, the exact
+    expectation over uniformly random tie-breaking.
+
+    References
+    ----------
+    C. Calauzenes, N. Usunier, P. Gallinari. Calibration and regret bounds
+    for order-preserving surrogate losses in learning to rank. Machine
+    Learning 93(2-3):227-260, 2013.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> from treerank.metrics import PositionalMetric
+    >>> auc = PositionalMetric.auc(4)
+    >>> y = [1, 0, 1, 0]
+    >>> auc.value(y, [0, 1, 2, 3])
+    0.75
+    >>> auc.value_from_scores(y, [0.9, 0.5, 0.5, 0.1])
+    0.875
+    >>> dist = [([Fraction(1), 0, 0, 0], Fraction(1, 2)),
+    ...         ([0, Fraction(1), 0, 0], Fraction(1, 2))]
+    >>> PositionalMetric.precision_at_k(4, 1).bayes_optimal_rankings(dist)[:2]
+    [(0, 1, 2, 3), (0, 1, 3, 2)]
+    """
+
+    def __init__(self, phi, utility, offset=None):
+        phi_in = (
+            np.asarray(phi, dtype=object) if _has_fraction(phi) else np.asarray(phi)
+        )
+        if phi_in.ndim != 1 or phi_in.shape[0] == 0:
+            raise ValueError(
+                f"phi must be a non-empty one-dimensional array of position weights; "
+                f"got shape {phi_in.shape}."
+            )
+        if phi_in.dtype == object or phi_in.dtype.kind in "iub":
+            if not all(
+                isinstance(v, numbers.Rational) and not isinstance(v, bool)
+                for v in phi_in.tolist()
+            ):
+                raise ValueError("phi must contain numbers.")
+            self._phi_exact = to_exact(phi_in)
+        elif phi_in.dtype.kind == "f":
+            self._phi_exact = None
+        else:
+            raise ValueError(f"phi must contain numbers; got dtype {phi_in.dtype}.")
+        phi_float = np.asarray([float(v) for v in phi_in.tolist()], dtype=np.float64)
+        if not np.all(np.isfinite(phi_float)):
+            raise ValueError("phi contains NaN or infinity.")
+        exact_or_float = self._phi_exact if self._phi_exact is not None else phi_float
+        if not exact_or_float[0] > 0:
+            raise ValueError(f"phi(1) must be positive; got {phi_float[0]!r}.")
+        if np.any(exact_or_float < 0):
+            raise ValueError("phi must be non-negative.")
+        if np.any(exact_or_float[1:] > exact_or_float[:-1]):
+            raise ValueError(
+                "phi must be non-increasing (phi(k) >= phi(k + 1)): a higher rank "
+                "cannot weigh less."
+            )
+        if not callable(utility):
+            raise ValueError("utility must be a callable y -> utility vector.")
+        if offset is not None and not callable(offset):
+            raise ValueError("offset must be None or a callable y -> number.")
+        phi_float.flags.writeable = False
+        self.phi = phi_float
+        self.n_items = phi_float.shape[0]
+        self.utility_function = utility
+        self.offset_function = offset
+
+    def __repr__(self):
+        return f"PositionalMetric(n_items={self.n_items})"
+
+    # -- evaluation ---------------------------------------------------------
+
+    def utility(self, y):
+        """Utility vector ``u(y)`` of the items.
+
+        Parameters
+        ----------
+        y : array-like of shape (n_items,)
+            Relevance labels.
+
+        Returns
+        -------
+        u : ndarray of shape (n_items,)
+            Float64, or exact fractions (object array) for exact labels.
+        """
+        u = np.asarray(self.utility_function(y))
+        if u.shape != (self.n_items,):
+            raise ValueError(
+                f"utility(y) must return {self.n_items} values; got shape {u.shape}."
+            )
+        if u.dtype != object:
+            u = u.astype(np.float64)
+        return u
+
+    def offset(self, y):
+        """Ranking-independent part ``offset(y)`` of the value."""
+        if self.offset_function is None:
+            return Fraction(0)
+        return _result(self.offset_function(y))
+
+    def _phi_for(self, u):
+        if u.dtype == object and self._phi_exact is not None:
+            return self._phi_exact
+        return self.phi
+
+    def value(self, y, ranking):
+        """Value of a ranking for the labels ``y``.
+
+        Parameters
+        ----------
+        y : array-like of shape (n_items,)
+            Relevance labels.
+        ranking : array-like of shape (n_items,)
+            Item indices in rank order, best first.
+
+        Returns
+        -------
+        value : float or Fraction
+            Exact when the labels and ``phi`` are exact.
+        """
+        ranking = _check_ranking(ranking, self.n_items)
+        u = self.utility(y)
+        phi = self._phi_for(u)
+        return _result(self.offset(y) + np.sum(phi * u[ranking]))
+
+    def value_from_scores(self, y, scores, ties="average"):
+        """Value of the ranking by decreasing scores.
+
+        Parameters
+        ----------
+        y : array-like of shape (n_items,)
+            Relevance labels.
+        scores : array-like of shape (n_items,)
+            Scores, higher ranked first.
+        ties : {"average", "pessimistic", "optimistic", "stable"}, default="average"
+            Tie policy: ``"average"`` is the exact expectation over uniformly
+            random tie-breaking (every tied item gets the mean weight of the
+            block's positions); ``"pessimistic"`` / ``"optimistic"`` order
+            tied items by increasing / decreasing utility; ``"stable"`` by index.
+
+        Returns
+        -------
+        value : float or Fraction
+        """
+        u = self.utility(y)
+        scores = check_scores(scores, self.n_items, input_name="scores")
+        groups = group_qid(np.zeros(self.n_items, dtype=np.intp))
+        goodness = np.asarray([float(v) for v in u.tolist()])
+        ranked = rank_lists(groups, scores, ties=ties, goodness=goodness)
+        phi_bar = tie_averaged(self._phi_for(u), ranked)
+        return _result(self.offset(y) + np.sum(u[ranked.order] * phi_bar))
+
+    # -- distributions ------------------------------------------------------
+
+    def expected_utility(self, distribution):
+        """Expected utility ``U = sum_y p(y) u(y)`` of every item.
+
+        Parameters
+        ----------
+        distribution : list of (array-like of shape (n_items,), float) pairs
+            Relevance vectors and their probabilities (summing to 1). Use
+            :class:`fractions.Fraction` for exact results.
+
+        Returns
+        -------
+        U : ndarray of shape (n_items,)
+        """
+        pairs = _check_distribution(distribution, self.n_items)
+        total = None
+        for y, p in pairs:
+            term = self.utility(y) * p
+            total = term if total is None else total + term
+        if total.dtype != object:
+            total = total.astype(np.float64)
+        return total
+
+    def _expected_offset(self, pairs):
+        return sum((self.offset(y) * p for y, p in pairs), Fraction(0))
+
+    def expected_value(self, distribution, ranking):
+        """Expected value ``sum_y p(y) r(y, ranking)`` of a ranking.
+
+        Parameters
+        ----------
+        distribution : list of (array-like of shape (n_items,), float) pairs
+            Relevance vectors and their probabilities.
+        ranking : array-like of shape (n_items,)
+            Item indices in rank order, best first.
+
+        Returns
+        -------
+        value : float or Fraction
+        """
+        pairs = _check_distribution(distribution, self.n_items)
+        ranking = _check_ranking(ranking, self.n_items)
+        return _result(sum((self.value(y, ranking) * p for y, p in pairs), Fraction(0)))
+
+    def bayes_optimal_rankings(self, distribution, *, atol=0.0):
+        """All rankings maximizing the expected value under ``distribution``.
+
+        A ranking is optimal iff, whenever ``phi`` strictly decreases between
+        two ranks, the item at the better rank has an expected utility at
+        least as large. The set is therefore "sort by expected utility", with
+        every order of items of equal expected utility, and any order inside a
+        run of equal weights ``phi`` (e.g. inside the top k of precision@k).
+
+        Parameters
+        ----------
+        distribution : list of (array-like of shape (n_items,), float) pairs
+            Relevance vectors and their probabilities.
+        atol : float, default=0.0
+            Expected utilities closer than ``atol`` (after sorting) are treated
+            as tied. Use exact fractions rather than a tolerance when possible.
+
+        Returns
+        -------
+        rankings : list of tuple of int
+            Every optimal ranking (item indices, best first), sorted.
+
+        Raises
+        ------
+        ValueError
+            If there are more than one million optimal rankings.
+        """
+        if isinstance(atol, bool) or not isinstance(atol, numbers.Real) or atol < 0:
+            raise ValueError(f"atol must be a non-negative number; got {atol!r}.")
+        expected = self.expected_utility(distribution).tolist()
+        order, classes = _tie_classes(expected, atol)
+        phi = self._phi_exact if self._phi_exact is not None else self.phi
+        phi = phi.tolist()
+        # plateaus: maximal runs of equal phi; each must receive exactly the
+        # utility classes of the sorted order at its ranks
+        plateaus = []
+        start = 0
+        for k in range(1, self.n_items + 1):
+            if k == self.n_items or phi[k] != phi[start]:
+                plateaus.append((start, k))
+                start = k
+        sorted_classes = [classes[i] for i in order]
+        members = {}
+        for item, cls in enumerate(classes):
+            members.setdefault(cls, []).append(item)
+        needs = []
+        count = 1
+        for lo, hi in plateaus:
+            need = {}
+            for cls in sorted_classes[lo:hi]:
+                need[cls] = need.get(cls, 0) + 1
+            needs.append(need)
+            count *= math.factorial(hi - lo)
+        for cls, items in members.items():
+            ways = math.factorial(len(items))
+            for need in needs:
+                ways //= math.factorial(need.get(cls, 0))
+            count *= ways
+        if count > _MAX_RANKINGS:
+            raise ValueError(
+                f"There are {count} optimal rankings (more than {_MAX_RANKINGS}); "
+                "bayes_optimal_rankings lists them all and is meant for small lists."
+            )
+        results = []
+
+        def fill(index, remaining, prefix):
+            if index == len(plateaus):
+                results.append(tuple(prefix))
+                return
+            choices = []
+            for cls, n_needed in sorted(needs[index].items()):
+                choices.append(list(itertools.combinations(remaining[cls], n_needed)))
+            for picked in itertools.product(*choices):
+                chosen = [item for group in picked for item in group]
+                rest = dict(remaining)
+                for (cls, _), group in zip(sorted(needs[index].items()), picked):
+                    rest[cls] = [i for i in remaining[cls] if i not in group]
+                for perm in itertools.permutations(chosen):
+                    fill(index + 1, rest, [*prefix, *perm])
+
+        fill(0, members, [])
+        return sorted(results)
+
+    # -- regret-bound constant ---------------------------------------------
+
+    def c_phi(self, p=2):
+        """The constant ``C_phi(p)`` of the regret bounds.
+
+        ``C_phi(p) = (sum_{i=1..floor(n/2)} (phi(i) - phi(n - i + 1))**p)**(1/p)``
+        (Calauzenes et al. 2013, eq. 10); ``p = inf`` gives the maximum term.
+
+        Parameters
+        ----------
+        p : float, default=2
+            Exponent, ``p >= 1``.
+
+        Returns
+        -------
+        c : float
+            0 for a single-item list.
+
+        Examples
+        --------
+        >>> from treerank.metrics import PositionalMetric
+        >>> round(PositionalMetric.dcg(3).c_phi(2), 6)
+        0.5
+        """
+        if isinstance(p, bool) or not isinstance(p, numbers.Real) or not p >= 1:
+            raise ValueError(f"p must be a number >= 1 (or inf); got {p!r}.")
+        half = self.n_items // 2
+        gaps = self.phi[:half] - self.phi[::-1][:half]
+        if half == 0:
+            return 0.0
+        if math.isinf(p):
+            return float(np.max(gaps))
+        return float(np.sum(gaps**p) ** (1.0 / p))
+
+    # -- factories ----------------------------------------------------------
+
+    @classmethod
+    def dcg(cls, n_items, k=None, gain="exp2"):
+        """DCG@k: ``u = gain(y)``, ``phi(j) = 1{j <= k} / log2(1 + j)``.
+
+        Parameters
+        ----------
+        n_items : int
+            Number of items of a list.
+        k : int, default=None
+            Cut-off (``None``: the whole list; ``k > n_items`` is the same).
+        gain : {"exp2", "linear"}, default="exp2"
+            ``2**y - 1`` or ``y``.
+
+        Returns
+        -------
+        metric : PositionalMetric
+
+        Examples
+        --------
+        >>> from treerank.metrics import PositionalMetric
+        >>> PositionalMetric.dcg(3, gain="linear").value([3, 2, 0], [1, 0, 2])
+        3.89...
+        """
+        n_items, k = _check_size_and_k(n_items, k, allow_none=True)
+        gain = _check_gain(gain)
+        phi = dcg_discount(np.arange(1, n_items + 1), k)
+
+        def utility(y):
+            y = check_list_inputs(y, metric="dcg", n_items=n_items).y
+            return gain_values(y, gain)
+
+        return cls(phi, utility)
+
+    @classmethod
+    def ndcg(cls, n_items, k=None, gain="exp2"):
+        """NDCG@k: DCG@k with ``u = gain(y) / N_k(y)`` (``N_k`` the ideal DCG@k).
+
+        A list without any relevant item gets ``u = 0`` (value 0, as
+        ``ndcg_score``'s default ``empty=0.0``).
+
+        Parameters
+        ----------
+        n_items : int
+            Number of items of a list.
+        k : int, default=None
+            Cut-off.
+        gain : {"exp2", "linear"}, default="exp2"
+            ``2**y - 1`` or ``y``.
+
+        Returns
+        -------
+        metric : PositionalMetric
+
+        Examples
+        --------
+        >>> from treerank.metrics import PositionalMetric
+        >>> PositionalMetric.ndcg(3).value([2, 0, 1], [0, 2, 1])
+        1.0
+        """
+        n_items, k = _check_size_and_k(n_items, k, allow_none=True)
+        gain = _check_gain(gain)
+        phi = dcg_discount(np.arange(1, n_items + 1), k)
+
+        def utility(y):
+            y = check_list_inputs(y, metric="ndcg", n_items=n_items).y
+            g = gain_values(y, gain)
+            ideal = float(np.sum(phi * np.sort(g)[::-1]))
+            if ideal == 0:
+                return np.zeros(n_items)
+            return g / ideal
+
+        return cls(phi, utility)
+
+    @classmethod
+    def precision_at_k(cls, n_items, k):
+        """Precision@k: ``u = y`` (binary), ``phi(j) = 1{j <= k} / k``.
+
+        Parameters
+        ----------
+        n_items : int
+            Number of items of a list.
+        k : int
+            Cut-off; the denominator is ``k`` even when ``k > n_items``.
+
+        Returns
+        -------
+        metric : PositionalMetric
+
+        Examples
+        --------
+        >>> from treerank.metrics import PositionalMetric
+        >>> PositionalMetric.precision_at_k(4, 2).value([0, 1, 1, 0], [1, 0, 2, 3])
+        0.5
+        """
+        n_items, k = _check_size_and_k(n_items, k, allow_none=False)
+        phi = precision_weight(np.arange(1, n_items + 1), k, exact=True)
+
+        def utility(y):
+            return check_list_inputs(
+                y, metric="precision_at_k", target="binary", n_items=n_items
+            ).y
+
+        return cls(phi, utility)
+
+    @classmethod
+    def recall_at_k(cls, n_items, k):
+        """Recall@k: ``u = y / sum(y)`` (binary), ``phi(j) = 1{j <= k}``.
+
+        A list without relevant item gets ``u = 0`` (value 0).
+
+        Parameters
+        ----------
+        n_items : int
+            Number of items of a list.
+        k : int
+            Cut-off.
+
+        Returns
+        -------
+        metric : PositionalMetric
+
+        Examples
+        --------
+        >>> from treerank.metrics import PositionalMetric
+        >>> PositionalMetric.recall_at_k(4, 2).value([0, 1, 1, 0], [1, 0, 2, 3])
+        0.5
+        """
+        n_items, k = _check_size_and_k(n_items, k, allow_none=False)
+        phi = recall_weight(np.arange(1, n_items + 1), k, exact=True)
+
+        def utility(y):
+            y = check_list_inputs(
+                y, metric="recall_at_k", target="binary", n_items=n_items
+            ).y
+            total = np.sum(y)
+            if total == 0:
+                return y * 0
+            return y / total
+
+        return cls(phi, utility)
+
+    @classmethod
+    def auc(cls, n_items):
+        """Per-list AUC: ``u = y/(P N)``, ``phi(j) = n - j``, ``offset = -(P-1)/(2N)``.
+
+        A list with ``P = 0`` or ``N = 0`` gets ``u = 0`` and offset 0.
+
+        Parameters
+        ----------
+        n_items : int
+            Number of items of a list (at least 2).
+
+        Returns
+        -------
+        metric : PositionalMetric
+
+        Examples
+        --------
+        >>> from treerank.metrics import PositionalMetric
+        >>> PositionalMetric.auc(3).offset([1, 1, 0])
+        -0.5
+        >>> from fractions import Fraction
+        >>> PositionalMetric.auc(3).value([Fraction(1), 1, 0], [0, 2, 1])
+        Fraction(1, 2)
+        """
+        n_items, _ = _check_size_and_k(n_items, None, allow_none=True, minimum=2)
+        phi = auc_weight(np.arange(1, n_items + 1), n_items, exact=True)
+
+        def counts(y):
+            y = check_list_inputs(
+                y, metric="list_auc", target="binary", n_items=n_items
+            ).y
+            positives = np.sum(y)
+            return y, positives, n_items - positives
+
+        def utility(y):
+            y, positives, negatives = counts(y)
+            if positives == 0 or negatives == 0:
+                return y * 0
+            return y / (positives * negatives)
+
+        def offset(y):
+            _, positives, negatives = counts(y)
+            if positives == 0 or negatives == 0:
+                return 0
+            return -(positives - 1) / (2 * negatives)
+
+        return cls(phi, utility, offset)
+
+    @classmethod
+    def spearman(cls, n_items):
+        """Spearman's rho: ``u = 12 (n - y) / (n (n² - 1))``, ``phi(j) = n - j``.
+
+        The labels ``y`` are the true ranks (1 = best); the offset is
+        ``-3 (n - 1) / (n + 1)``.
+
+        Parameters
+        ----------
+        n_items : int
+            Number of items of a list (at least 2).
+
+        Returns
+        -------
+        metric : PositionalMetric
+
+        Examples
+        --------
+        >>> from treerank.metrics import PositionalMetric
+        >>> PositionalMetric.spearman(3).value([1, 2, 3], [0, 1, 2])
+        1.0
+        """
+        n_items, _ = _check_size_and_k(n_items, None, allow_none=True, minimum=2)
+        phi = auc_weight(np.arange(1, n_items + 1), n_items, exact=True)
+        scale = Fraction(12, n_items * (n_items**2 - 1))
+        shift = Fraction(-3 * (n_items - 1), n_items + 1)
+
+        def utility(y):
+            inputs = check_list_inputs(
+                y, metric="spearman_rho", target="ranks", n_items=n_items
+            )
+            if inputs.exact:
+                return (n_items - inputs.y) * scale
+            return (n_items - inputs.y) * float(scale)
+
+        def offset(y):
+            return shift
+
+        return cls(phi, utility, offset)
+
+
+def _has_fraction(values):
+    try:
+        flat = np.asarray(values, dtype=object).ravel().tolist()
+    except ValueError:
+        return False
+    return any(isinstance(v, Fraction) for v in flat)
+
+
+def _check_size_and_k(n_items, k, *, allow_none, minimum=1):
+    if isinstance(n_items, bool) or not isinstance(n_items, numbers.Integral):
+        raise ValueError(f"n_items must be an integer >= {minimum}; got {n_items!r}.")
+    if n_items < minimum:
+        raise ValueError(
+            f"n_items must be an integer >= {minimum}; got {n_items}."
+            + (" The measure is undefined for a single item." if minimum == 2 else "")
+        )
+    if k is None:
+        if not allow_none:
+            raise ValueError("k is required: give an integer >= 1.")
+        return int(n_items), None
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
+        raise ValueError(f"k must be an integer >= 1; got {k!r}.")
+    return int(n_items), int(k)
+
+
+def _check_gain(gain):
+    if not isinstance(gain, str) or gain not in ("exp2", "linear"):
+        raise ValueError(
+            f"gain must be 'exp2' (2**y - 1) or 'linear' (y); got {gain!r}."
+        )
+    return gain
