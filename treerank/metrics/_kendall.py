@@ -139,10 +139,10 @@ def kendall_tau_distance(s1, s2, *, sample_weight=None, normalize=True):
         )
     pair_sum, all_pairs = _kendall_pair_sum(s1, s2, weights)
     if not normalize:
-        return pair_sum
+        return float(pair_sum)
     if all_pairs <= 0:
         raise ValueError(
             "The sample has no pair of positive weight: the normalized distance "
             "is undefined."
         )
-    return pair_sum / all_pairs
+    return float(pair_sum / all_pairs)

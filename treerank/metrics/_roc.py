@@ -17,6 +17,7 @@ import numbers
 import warnings
 
 import numpy as np
+from scipy import integrate
 from sklearn import metrics as sk_metrics
 from sklearn.exceptions import UndefinedMetricWarning
 
@@ -36,7 +37,9 @@ __all__ = [
 
 
 def _check_bipartite_inputs(y_true, y_score, sample_weight):
-    y01, _ = check_bipartite_target(y_true, input_name="y_true", allow_single_class=True)
+    y01, _ = check_bipartite_target(
+        y_true, input_name="y_true", allow_single_class=True
+    )
     y_score = check_scores(y_score, y01.shape[0])
     sample_weight = check_sample_weight(sample_weight, y01.shape[0])
     return y01, y_score, sample_weight
@@ -91,7 +94,9 @@ def roc_curve(y_true, y_score, *, sample_weight=None):
     >>> tpr
     array([0. , 0.5, 0.5, 1. , 1. ])
     """
-    y01, y_score, sample_weight = _check_bipartite_inputs(y_true, y_score, sample_weight)
+    y01, y_score, sample_weight = _check_bipartite_inputs(
+        y_true, y_score, sample_weight
+    )
     if not _both_classes(y01, sample_weight):
         raise ValueError(
             "y_true must contain both classes with positive weight to compute a "
@@ -129,7 +134,9 @@ def roc_auc_score(y_true, y_score, *, sample_weight=None):
     >>> float(roc_auc_score([0, 1, 0, 1], [0.5, 0.5, 0.5, 0.9]))
     0.75
     """
-    y01, y_score, sample_weight = _check_bipartite_inputs(y_true, y_score, sample_weight)
+    y01, y_score, sample_weight = _check_bipartite_inputs(
+        y_true, y_score, sample_weight
+    )
     if not _both_classes(y01, sample_weight):
         _warn_undefined("ROC AUC")
         return np.nan
@@ -215,9 +222,7 @@ def _curve_area(fpr, tpr, upper):
     cut = np.searchsorted(fpr, upper, side="left")
     x = np.concatenate([fpr[:cut], [upper]])
     y = np.concatenate([tpr[:cut], [_value_left(fpr, tpr, upper)]])
-    return float(np.trapezoid(y, x)) if hasattr(np, "trapezoid") else float(
-        np.trapz(y, x)
-    )
+    return float(integrate.trapezoid(y, x))
 
 
 def _value_left(fpr, tpr, t):
@@ -276,7 +281,9 @@ def partial_auc_score(
     """
     if not isinstance(max_fpr, numbers.Real) or not 0 < max_fpr <= 1:
         raise ValueError(f"max_fpr must be a number in (0, 1]; got {max_fpr!r}.")
-    y01, y_score, sample_weight = _check_bipartite_inputs(y_true, y_score, sample_weight)
+    y01, y_score, sample_weight = _check_bipartite_inputs(
+        y_true, y_score, sample_weight
+    )
     if not _both_classes(y01, sample_weight):
         _warn_undefined("partial ROC AUC")
         return np.nan
@@ -318,8 +325,8 @@ def tpr_at_fpr(y_true, y_score, fpr, *, sample_weight=None):
     Examples
     --------
     >>> from treerank.metrics import tpr_at_fpr
-    >>> tpr_at_fpr([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], 0.25)
-    0.75
+    >>> tpr_at_fpr([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], [0.25, 0.5])
+    array([0.5, 1. ])
     """
     alpha = np.asarray(fpr, dtype=np.float64)
     if not np.all(np.isfinite(alpha)) or np.any((alpha < 0) | (alpha > 1)):

@@ -68,6 +68,8 @@ def check_bipartite_target(y, *, input_name="y", allow_single_class=False):
     if y.shape[0] == 0:
         raise ValueError(f"{input_name} is empty: at least one sample is required.")
     if y.dtype.kind not in "biuf":
+        # unknown label types (e.g. mixed objects) get scikit-learn's message
+        type_of_target(y, input_name=input_name, raise_unknown=True)
         raise ValueError(
             f"{input_name} has non-numeric labels (dtype {y.dtype}), so the positive "
             "class is ambiguous. Encode the labels as 0/1 (or bool), for example "
@@ -81,7 +83,7 @@ def check_bipartite_target(y, *, input_name="y", allow_single_class=False):
         raise ValueError(
             f"{input_name} must contain exactly two classes for bipartite ranking; "
             f"got {classes.shape[0]} classes ({kind} target): "
-            f"{_preview(classes)}."
+            f"{_preview(classes)}. Only binary classification is supported."
         )
     if classes.shape[0] == 1:
         if not allow_single_class:
@@ -105,7 +107,9 @@ def check_bipartite_target(y, *, input_name="y", allow_single_class=False):
 
 def _preview(values, limit=10):
     values = list(values)
-    text = ", ".join(repr(v.item() if hasattr(v, "item") else v) for v in values[:limit])
+    text = ", ".join(
+        repr(v.item() if hasattr(v, "item") else v) for v in values[:limit]
+    )
     if len(values) > limit:
         text += ", ..."
     return "[" + text + "]"
@@ -153,7 +157,9 @@ def check_sample_weight(sample_weight, n_samples, *, input_name="sample_weight")
     if not np.all(np.isfinite(sample_weight)):
         raise ValueError(f"{input_name} contains NaN or infinity.")
     if np.any(sample_weight < 0):
-        raise ValueError(f"{input_name} contains negative values; weights must be >= 0.")
+        raise ValueError(
+            f"{input_name} contains negative values; weights must be >= 0."
+        )
     return sample_weight
 
 

@@ -1,0 +1,63 @@
+"""scikit-learn API conformance of the treerank estimators."""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from treerank import TreeRank
+from treerank.datasets import load_breast_cancer
+
+EXPECTED_FAILED_CHECKS = {
+    "TreeRank": {
+        "check_classifiers_classes": (
+            "String class labels are refused on purpose: bipartite ranking needs to "
+            "know which class is positive, and strings carry no such order "
+            "(encode y as 0/1 or bool)."
+        ),
+    },
+}
+
+
+def _estimators():
+    yield TreeRank(random_state=0)
+
+
+def _expected_failed_checks(estimator):
+    return EXPECTED_FAILED_CHECKS.get(type(estimator).__name__, {})
+
+
+@parametrize_with_checks(
+    list(_estimators()), expected_failed_checks=_expected_failed_checks
+)
+def test_sklearn_compatible_estimator(estimator, check):
+    check(estimator)
+
+
+@pytest.fixture(scope="module")
+def breast_cancer():
+    return load_breast_cancer(return_X_y=True)
+
+
+@pytest.mark.parametrize(
+    "estimator", list(_estimators()), ids=lambda e: type(e).__name__
+)
+def test_clone_pipeline_grid_search_and_cross_validation(estimator, breast_cancer):
+    X, y = breast_cancer
+    fresh = clone(estimator)
+    assert not hasattr(fresh, "tree_")
+    pipe = make_pipeline(StandardScaler(), clone(estimator))
+    scores = cross_val_score(pipe, X, y, cv=3, scoring="roc_auc")
+    assert scores.shape == (3,) and np.all(scores > 0.85)
+    # the estimator's own score is the AUC, so both scorings agree
+    default = cross_val_score(clone(estimator), X, y, cv=3)
+    explicit = cross_val_score(clone(estimator), X, y, cv=3, scoring="roc_auc")
+    np.testing.assert_allclose(default, explicit)
+    search = GridSearchCV(
+        clone(estimator), {"max_depth": [1, 3]}, cv=3, scoring="roc_auc"
+    ).fit(X, y)
+    assert search.best_params_["max_depth"] in (1, 3)
+    assert 0.85 < search.best_score_ <= 1

@@ -1,0 +1,30 @@
+"""Data sets for bipartite ranking.
+
+Synthetic distributions whose regression function eta(x) = P(Y=1 | X=x) is
+known in closed form, with their optimal ROC curve ROC* and AUC*, and an offline
+real data set.
+"""
+
+# Authors: The treerank developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from treerank.datasets._breast_cancer import load_breast_cancer
+from treerank.datasets._distribution import RankingDistribution
+from treerank.datasets._gaussian import (
+    GaussianMeanShift,
+    GaussianScale,
+    make_gaussian_mean_shift,
+    make_gaussian_scale,
+)
+from treerank.datasets._nested_squares import NestedSquares, make_nested_squares
+
+__all__ = [
+    "GaussianMeanShift",
+    "GaussianScale",
+    "NestedSquares",
+    "RankingDistribution",
+    "load_breast_cancer",
+    "make_gaussian_mean_shift",
+    "make_gaussian_scale",
+    "make_nested_squares",
+]

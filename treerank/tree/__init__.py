@@ -1,0 +1,24 @@
+"""Ranking trees: the LeafRank splitters and the TreeRank estimator."""
+
+# Authors: The treerank developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from treerank.tree._classes import TreeRank
+from treerank.tree._leafrank import (
+    BaseLeafRank,
+    ClassifierLeafRank,
+    LeafRank,
+    balanced_node_weights,
+)
+from treerank.tree._pruning import structural_penalty
+from treerank.tree._structure import RankingTreeStructure
+
+__all__ = [
+    "BaseLeafRank",
+    "ClassifierLeafRank",
+    "LeafRank",
+    "RankingTreeStructure",
+    "TreeRank",
+    "balanced_node_weights",
+    "structural_penalty",
+]

@@ -1,0 +1,580 @@
+"""TreeRank: the recursive ranking tree, as a scikit-learn estimator."""
+
+# Authors: The treerank developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import copy
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.model_selection import StratifiedKFold, check_cv
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from treerank.base import RankingMixin, calibrate_buckets
+from treerank.metrics._roc import roc_auc_score
+from treerank.tree._growing import grow_ranking_tree
+from treerank.tree._leafrank import LeafRank
+from treerank.tree._pruning import (
+    collapse_thresholds,
+    penalized_subtree,
+    structural_penalty,
+)
+from treerank.utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    RealNotInt,
+    StrOptions,
+    _fit_context,
+    validate_data,
+)
+from treerank.utils.validation import check_bipartite_target, check_sample_weight
+
+__all__ = ["TreeRank"]
+
+
+def _resolve_max_features(max_features, n_features, name="max_features_node"):
+    """Number of features drawn per node, as in scikit-learn's trees."""
+    if max_features is None:
+        return None
+    if isinstance(max_features, str):
+        value = np.sqrt(n_features) if max_features == "sqrt" else np.log2(n_features)
+        return max(1, int(value))
+    if isinstance(max_features, Integral):
+        if max_features > n_features:
+            raise ValueError(
+                f"{name}={max_features} exceeds the number of features ({n_features})."
+            )
+        return int(max_features)
+    return max(1, int(max_features * n_features))
+
+
+class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
+    """TreeRank: a recursive ranking tree for bipartite ranking.
+
+    The input space is split recursively by a LeafRank into a left (better)
+    and a right (worse) child; reading the leaves from left to right gives the
+    ranking, best first. Each split is a cost-sensitive classification inside
+    the node, which maximizes the AUC increment of the split. The tree can be
+    pruned by cost-complexity (weakest link) on the AUC, chosen by
+    cross-validation on held-out folds or by a structural penalty.
+
+    Read more in the :ref:`User Guide <treerank>`.
+
+    Parameters
+    ----------
+    max_depth : int or None, default=6
+        Maximum depth of the master tree (the root has depth 0), so at most
+        ``2 ** max_depth`` leaves. None grows until the other rules stop.
+    min_samples_split : int, default=50
+        Minimum number of training rows (with positive weight) in a node to
+        split it.
+    leafrank : LeafRank-like or None, default=None
+        Template of the splitter, cloned at every node: :class:`LeafRank`
+        (``LeafRank()`` if None), :class:`ClassifierLeafRank`, or any object
+        following the LeafRank protocol.
+    max_features_node : int, float, {"sqrt", "log2"} or None, default=None
+        Number of features drawn at random at each node of the master tree,
+        on which the node's LeafRank is fitted (feature randomization FR1).
+        None uses all features.
+    pruning : {"cv", "penalty"} or None, default=None
+        How to select a subtree of the fully grown master tree:
+
+        - None: keep the tree pruned at ``ccp_alpha``;
+        - "cv": choose ``lambda`` in ``AUC(T) - lambda * #leaves(T)`` by
+          stratified K-fold cross-validation, each fold's AUC measured on its
+          held-out part (ties go to the larger lambda);
+        - "penalty": maximize ``AUC(T) - penalty_scale * pen(#leaves(T), n)``
+          with the distribution-free structural penalty (see Notes), exactly
+          over all admissible subtrees.
+    cv : int, cross-validation generator or iterable, default=5
+        Folds for ``pruning="cv"`` (an int gives stratified K-fold, shuffled
+        with ``random_state``).
+    ccp_alpha : float, default=0.0
+        Complexity parameter ``lambda`` of the cost-complexity pruning, used
+        when ``pruning`` is None (0 keeps the full tree).
+    penalty_scale : float, default=1.0
+        Multiplier of the structural penalty (``pruning="penalty"``).
+    random_state : int, RandomState instance or None, default=None
+        Controls the per-node seeds of the LeafRanks, the FR1 feature draws
+        and the cross-validation folds.
+
+    Attributes
+    ----------
+    tree_ : RankingTreeStructure
+        The (pruned) ranking tree as flat arrays: children, weighted class
+        counts, ROC segments, per-split ``dauc``, leaf ranks.
+    leaf_proba_ : ndarray of shape (n_leaves,)
+        Calibrated ``P(Y = 1 | leaf)`` of each leaf in rank order (isotonic,
+        non-increasing).
+    n_positive_leaves_ : int
+        Number of leading leaves predicted positive (``leaf_proba_ > 1/2``).
+    full_tree_ : RankingTreeStructure
+        The fully grown master tree, before pruning.
+    ccp_alpha_ : float or None
+        The ``lambda`` applied (None for ``pruning="penalty"``).
+    cv_results_ : dict
+        For ``pruning="cv"``: ``candidates`` (lambdas), ``mean_test_auc``,
+        ``std_test_auc``, ``n_leaves``.
+    classes_ : ndarray of shape (2,)
+        The labels, negative first.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of str
+        Names of the features, when X has string column names.
+
+    See Also
+    --------
+    LeafRank : The default splitter.
+    RankingForest : Bagged and randomized ranking trees with median aggregation.
+
+    Notes
+    -----
+    The training AUC is additive over the tree:
+    ``AUC = 1/2 + sum of tree_.dauc`` (ties within leaves counted one half),
+    which makes cost-complexity pruning exact and nested.
+
+    The structural penalty of ``pruning="penalty"`` is
+    ``pen(K, n) = 1/(p (1 - p)) sqrt(32 (log(16 ((n+1) q)^(2 K k)) + K) / n)``
+    with q features, k cuts per LeafRank (``2**max_depth - 1`` for
+    :class:`LeafRank`) and the empirical positive fraction p. It is a
+    distribution-free uniform deviation bound, hence very conservative: below
+    several hundred thousand samples it usually keeps only the root. Use
+    ``penalty_scale`` to calibrate it, or prefer ``pruning="cv"``.
+
+    Scores: with K leaves, the leaf of rank i (0 = leftmost, best) scores
+    ``K - i``.
+
+    References
+    ----------
+    .. [1] S. Clémençon and N. Vayatis, "Tree-based ranking methods", IEEE
+       Transactions on Information Theory 55(9), 2009.
+    .. [2] S. Clémençon, M. Depecker and N. Vayatis, "Adaptive partitioning
+       schemes for bipartite ranking", Machine Learning 83(1), 2011.
+
+    Examples
+    --------
+    >>> from treerank import TreeRank
+    >>> from treerank.datasets import make_nested_squares
+    >>> X, y = make_nested_squares(2000, random_state=0)
+    >>> ranker = TreeRank(random_state=0).fit(X, y)
+    >>> X_test, y_test = make_nested_squares(5000, random_state=1)
+    >>> bool(ranker.score(X_test, y_test) > 0.7)
+    True
+    """
+
+    _parameter_constraints: dict = {
+        "max_depth": [Interval(Integral, 0, None, closed="left"), None],
+        "min_samples_split": [Interval(Integral, 2, None, closed="left")],
+        "leafrank": [HasMethods(["fit", "goes_left"]), None],
+        "max_features_node": [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(RealNotInt, 0.0, 1.0, closed="right"),
+            StrOptions({"sqrt", "log2"}),
+            None,
+        ],
+        "pruning": [StrOptions({"cv", "penalty"}), None],
+        "cv": ["cv_object"],
+        "ccp_alpha": [Interval(Real, 0.0, None, closed="left")],
+        "penalty_scale": [Interval(Real, 0.0, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        *,
+        max_depth=6,
+        min_samples_split=50,
+        leafrank=None,
+        max_features_node=None,
+        pruning=None,
+        cv=5,
+        ccp_alpha=0.0,
+        penalty_scale=1.0,
+        random_state=None,
+    ):
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.leafrank = leafrank
+        self.max_features_node = max_features_node
+        self.pruning = pruning
+        self.cv = cv
+        self.ccp_alpha = ccp_alpha
+        self.penalty_scale = penalty_scale
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.input_tags.allow_nan = False
+        return tags
+
+    # ------------------------------------------------------------------
+    # fitting
+    # ------------------------------------------------------------------
+    def _validate_training_data(self, X, y, sample_weight):
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
+        y01, classes = check_bipartite_target(y)
+        sample_weight = check_sample_weight(sample_weight, X.shape[0])
+        if not np.any(sample_weight > 0):
+            raise ValueError("sample_weight is all zero: no sample to learn from.")
+        positive = sample_weight > 0
+        for label, name in [(1, "positive"), (0, "negative")]:
+            if not np.any(positive & (y01 == label)):
+                raise ValueError(
+                    f"y has no {name} sample with positive weight: both classes are "
+                    "needed to learn a ranking."
+                )
+        return X, y01, classes, sample_weight
+
+    def _leafrank_template(self):
+        template = LeafRank() if self.leafrank is None else self.leafrank
+        validate = getattr(template, "_validate_params", None)
+        if validate is not None:
+            validate()
+        return template
+
+    def _grow(self, X, y01, sample_weight, rng):
+        keep = sample_weight > 0  # zero weights are equivalent to absent rows
+        return grow_ranking_tree(
+            X[keep],
+            y01[keep],
+            sample_weight[keep],
+            leafrank=self._leafrank_template(),
+            max_depth=self.max_depth,
+            min_samples_split=self.min_samples_split,
+            n_features_node=_resolve_max_features(self.max_features_node, X.shape[1]),
+            rng=rng,
+        )
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Grow the ranking tree (and prune it as ``pruning`` says).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data; NaN and infinity are refused.
+        y : array-like of shape (n_samples,)
+            Binary labels: {0, 1}, {-1, 1}, bool, or any two numbers (the
+            larger is positive). String labels are refused (ambiguous).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights; a zero weight is the same as removing the row.
+
+        Returns
+        -------
+        self : TreeRank
+        """
+        if self.pruning is not None and self.ccp_alpha != 0:
+            raise ValueError(
+                f"ccp_alpha={self.ccp_alpha} is only used with pruning=None; got "
+                f"pruning={self.pruning!r}."
+            )
+        X, y01, classes, sample_weight = self._validate_training_data(
+            X, y, sample_weight
+        )
+        self.classes_ = classes
+        rng = check_random_state(self.random_state)
+        self.full_tree_ = self._grow(X, y01, sample_weight, rng)
+        if self.pruning == "cv":
+            self.ccp_alpha_ = self._select_ccp_alpha_by_cv(X, y01, sample_weight, rng)
+            self._set_tree(self._prune_structure(self.ccp_alpha_))
+        elif self.pruning == "penalty":
+            self.ccp_alpha_ = None
+            self._set_tree(self._penalty_pruned_structure(X, y01, sample_weight))
+        else:
+            self.ccp_alpha_ = float(self.ccp_alpha)
+            self._set_tree(self._prune_structure(self.ccp_alpha_))
+        return self
+
+    def _set_tree(self, structure):
+        """Install a (pruned) structure and its leaf calibration."""
+        self.tree_ = structure
+        self.leaf_proba_, self.n_positive_leaves_ = calibrate_buckets(
+            structure.n_pos[structure.leaves], structure.n_neg[structure.leaves]
+        )
+
+    # ------------------------------------------------------------------
+    # pruning
+    # ------------------------------------------------------------------
+    def _prune_structure(self, ccp_alpha):
+        if ccp_alpha <= 0:
+            return self.full_tree_
+        thresholds, _ = collapse_thresholds(self.full_tree_)
+        return self.full_tree_.subtree(thresholds <= ccp_alpha)
+
+    def cost_complexity_pruning_path(self):
+        """The nested optimal subtrees of the fitted master tree.
+
+        For ``lambda`` in ``[ccp_alphas[i], ccp_alphas[i + 1])`` the subtree
+        maximizing ``AUC_train(T) - lambda * #leaves(T)`` has ``n_leaves[i]``
+        leaves and training AUC ``train_auc[i]``.
+
+        Returns
+        -------
+        path : :class:`~sklearn.utils.Bunch`
+            ``ccp_alphas`` (increasing, from 0; the last one reduces the tree to
+            its root), ``n_leaves``, ``train_auc``.
+
+        Examples
+        --------
+        >>> from treerank import TreeRank
+        >>> from treerank.datasets import make_nested_squares
+        >>> X, y = make_nested_squares(500, random_state=0)
+        >>> tree = TreeRank(max_depth=3, random_state=0).fit(X, y)
+        >>> path = tree.cost_complexity_pruning_path()
+        >>> int(path.n_leaves[-1])
+        1
+        """
+        check_is_fitted(self)
+        return collapse_thresholds(self.full_tree_)[1]
+
+    def prune(self, ccp_alpha):
+        """A copy of this tree pruned at ``ccp_alpha``, without refitting.
+
+        Pruning is applied to the master tree (``full_tree_``), so a tree can be
+        pruned again with a smaller or larger ``ccp_alpha``.
+
+        Parameters
+        ----------
+        ccp_alpha : float >= 0
+            Complexity parameter ``lambda``.
+
+        Returns
+        -------
+        pruned : TreeRank
+            A new fitted estimator (``pruning=None``, ``ccp_alpha`` set).
+
+        Examples
+        --------
+        >>> from treerank import TreeRank
+        >>> from treerank.datasets import make_nested_squares
+        >>> X, y = make_nested_squares(500, random_state=0)
+        >>> tree = TreeRank(max_depth=4, random_state=0).fit(X, y)
+        >>> tree.prune(1.0).n_leaves_
+        1
+        """
+        check_is_fitted(self)
+        if (
+            not isinstance(ccp_alpha, Real)
+            or not np.isfinite(ccp_alpha)
+            or ccp_alpha < 0
+        ):
+            raise ValueError(
+                f"ccp_alpha must be a finite number >= 0; got {ccp_alpha!r}."
+            )
+        pruned = copy.copy(self)
+        pruned.pruning = None
+        pruned.ccp_alpha = float(ccp_alpha)
+        pruned.ccp_alpha_ = float(ccp_alpha)
+        pruned._set_tree(self._prune_structure(float(ccp_alpha)))
+        if hasattr(pruned, "cv_results_"):
+            del pruned.cv_results_
+        return pruned
+
+    def _select_ccp_alpha_by_cv(self, X, y01, sample_weight, rng):
+        path = collapse_thresholds(self.full_tree_)[1]
+        alphas = path.ccp_alphas
+        if alphas.shape[0] <= 2:
+            candidates = alphas.copy()
+        else:
+            inner = np.sqrt(alphas[1:-1] * alphas[2:])
+            candidates = np.concatenate([[0.0], inner, [alphas[-1]]])
+        if isinstance(self.cv, Integral):
+            splitter = StratifiedKFold(
+                n_splits=self.cv,
+                shuffle=True,
+                random_state=int(rng.randint(np.iinfo(np.int32).max)),
+            )
+        else:
+            splitter = check_cv(self.cv, y01, classifier=True)
+        scores = []
+        for train, test in splitter.split(X, y01):
+            fold_weight = sample_weight[train]
+            if not (
+                np.any(fold_weight[y01[train] == 1] > 0)
+                and np.any(fold_weight[y01[train] == 0] > 0)
+            ):
+                raise ValueError(
+                    "A cross-validation training fold has a single class; use "
+                    "fewer folds for pruning='cv'."
+                )
+            structure = self._grow(X[train], y01[train], fold_weight, rng)
+            scores.append(
+                _held_out_auc(
+                    structure, X[test], y01[test], sample_weight[test], candidates
+                )
+            )
+        scores = np.asarray(scores)
+        mean = np.nanmean(scores, axis=0)
+        best = np.nanmax(mean)
+        chosen = int(np.flatnonzero(mean >= best - 1e-12)[-1])  # ties: larger lambda
+        thresholds, _ = collapse_thresholds(self.full_tree_)
+        self.cv_results_ = {
+            "candidates": candidates,
+            "mean_test_auc": mean,
+            "std_test_auc": np.nanstd(scores, axis=0),
+            "n_leaves": np.array(
+                [
+                    1 + int(np.sum((thresholds > c) & ~self.full_tree_.is_leaf))
+                    for c in candidates
+                ]
+            ),
+        }
+        return float(candidates[chosen])
+
+    def _penalty_pruned_structure(self, X, y01, sample_weight):
+        structure = self.full_tree_
+        if structure.n_leaves == 1:
+            return structure
+        keep = sample_weight > 0
+        p = float(np.average(y01[keep], weights=sample_weight[keep]))
+        n_cuts = max(
+            getattr(leafrank, "n_cuts_", 1)
+            for leafrank in structure.leafranks
+            if leafrank is not None
+        )
+        n_samples = int(keep.sum())
+
+        def penalty(n_leaves):
+            return self.penalty_scale * structural_penalty(
+                n_leaves, n_samples, X.shape[1], n_cuts, p, p
+            )
+
+        collapsed, _ = penalized_subtree(structure, penalty)
+        return structure.subtree(collapsed)
+
+    # ------------------------------------------------------------------
+    # prediction
+    # ------------------------------------------------------------------
+    def _validate_X_predict(self, X):
+        check_is_fitted(self)
+        return validate_data(self, X, reset=False, dtype=np.float64)
+
+    def apply(self, X):
+        """Rank of the leaf containing each sample (0 = best, leftmost leaf).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        leaf_rank : ndarray of int of shape (n_samples,)
+        """
+        X = self._validate_X_predict(X)
+        return self.tree_.leaf_rank[self.tree_.apply(X)]
+
+    def decision_function(self, X):
+        """Ranking score: an affine function of the rank of each sample's leaf.
+
+        With ``n_positive_leaves_ = k`` (the leading leaves whose calibrated
+        probability exceeds 1/2), a sample in the leaf of rank i (0 = best)
+        scores ``k - i - 1/2``: higher means ranked first, and the sign is the
+        class that :meth:`predict` returns.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        ranks = self.apply(X)
+        return self.n_positive_leaves_ - ranks - 0.5
+
+    def predict_proba(self, X):
+        """Calibrated estimate of ``P(Y = 1 | x)`` in each sample's leaf.
+
+        The positive fractions of the training samples in the leaves, read in
+        rank order, made non-increasing by weighted isotonic regression
+        (adjacent leaves whose order is violated are pooled): the plug-in
+        estimate on the concave majorant of the training ROC curve. It is
+        therefore consistent with the ranking.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, 2)
+            Columns ordered as ``classes_`` (negative, positive).
+        """
+        check_is_fitted(self)
+        eta = self.leaf_proba_[self.apply(X)]
+        return np.column_stack([1.0 - eta, eta])
+
+    def predict(self, X):
+        """Class label: positive in the leaves whose calibrated probability exceeds 1/2.
+
+        Equivalently, ``decision_function(X) > 0``: a threshold on the
+        ranking.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+    # ------------------------------------------------------------------
+    # summaries
+    # ------------------------------------------------------------------
+    @property
+    def n_leaves_(self):
+        """Number of leaves of the (pruned) tree."""
+        check_is_fitted(self)
+        return self.tree_.n_leaves
+
+    @property
+    def feature_importances_(self):
+        """Importance of each feature: the dAUC of the splits it took part in.
+
+        Each internal node's AUC increment is shared among the features in
+        proportion to its LeafRank's ``feature_importances_`` (mapped back
+        through the FR1 feature draw), summed over the tree and normalized to
+        sum to one (all zeros for a tree with a single leaf).
+        """
+        check_is_fitted(self)
+        return _feature_importances(self.tree_, self.n_features_in_)
+
+
+def _feature_importances(structure, n_features):
+    importances = np.zeros(n_features)
+    for node in np.flatnonzero(~structure.is_leaf):
+        shares = np.asarray(structure.leafranks[node].feature_importances_, dtype=float)
+        features = structure.features[node]
+        target = np.arange(n_features) if features is None else features
+        importances[target] += structure.dauc[node] * shares
+    total = importances.sum()
+    return importances / total if total > 0 else importances
+
+
+def _held_out_auc(structure, X_test, y_test, w_test, candidates):
+    """Held-out AUC of the subtree T(lambda) of a fold's tree, for each lambda.
+
+    The leaf of a held-out sample in T(lambda) is its highest ancestor (or
+    itself) collapsed at lambda; leaves ordered by preorder id keep the
+    left-to-right order, so minus the id of that node is a valid score.
+    """
+    if not (np.any(y_test == 1) and np.any(y_test == 0)):
+        return np.full(candidates.shape[0], np.nan)
+    thresholds, _ = collapse_thresholds(structure)
+    paths = structure.ancestors()  # (node_count, depth + 1)
+    leaf = structure.apply(X_test)
+    sample_paths = paths[leaf]  # (n_test, depth + 1)
+    path_thresholds = thresholds[sample_paths]  # -inf at the leaf itself
+    aucs = np.empty(candidates.shape[0])
+    for i, lam in enumerate(candidates):
+        first = np.argmax(path_thresholds <= lam, axis=1)
+        node = sample_paths[np.arange(leaf.shape[0]), first]
+        aucs[i] = roc_auc_score(y_test, -node.astype(float), sample_weight=w_test)
+    return aucs

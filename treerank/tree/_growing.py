@@ -1,0 +1,121 @@
+"""Recursive growth of a ranking tree (TreeRank's master tree)."""
+
+# Authors: The treerank developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import numpy as np
+from sklearn.base import clone
+
+from treerank.tree._structure import RankingTreeStructure
+
+__all__ = ["grow_ranking_tree"]
+
+_MAX_SEED = np.iinfo(np.int32).max
+# A split must improve local TPR - FPR by more than rounding noise.
+_MIN_GAIN = 1e-12
+
+
+def _leafrank_fit(leafrank, X, y01, sample_weight):
+    """Fit a LeafRank on validated arrays (skipping re-validation if possible)."""
+    fit_arrays = getattr(leafrank, "_fit", None)
+    if fit_arrays is not None:
+        leafrank.n_features_in_ = X.shape[1]
+        return fit_arrays(X, y01, sample_weight)
+    return leafrank.fit(X, y01, sample_weight=sample_weight)
+
+
+def grow_ranking_tree(
+    X,
+    y01,
+    sample_weight,
+    *,
+    leafrank,
+    max_depth,
+    min_samples_split,
+    n_features_node,
+    rng,
+):
+    """Grow a ranking tree by recursive LeafRank splits.
+
+    Each node is split by a clone of ``leafrank`` fitted on the node's data;
+    the side it sends left is the better one. A node becomes a leaf when it has
+    reached ``max_depth``, holds fewer than ``min_samples_split`` rows, is pure,
+    or when its LeafRank finds no subset with local TPR - FPR > 0 or leaves a
+    side without positive weight.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Validated training data; rows should have positive weight.
+    y01 : ndarray of shape (n_samples,)
+        Labels in {0, 1}.
+    sample_weight : ndarray of shape (n_samples,)
+        Positive weights.
+    leafrank : LeafRank-like
+        Unfitted template, cloned at every node.
+    max_depth : int or None
+        Maximum depth (root = 0); None for no limit.
+    min_samples_split : int
+        Minimum number of rows in a node to split it.
+    n_features_node : int or None
+        Number of features drawn at random for each node (FR1); None for all.
+    rng : numpy.random.RandomState
+        Source of the per-node seeds and feature draws, used in preorder.
+
+    Returns
+    -------
+    RankingTreeStructure
+    """
+    n_samples, n_features = X.shape
+    sets_seed = "random_state" in leafrank.get_params(deep=False)
+    children_left, children_right = [], []
+    n_pos_list, n_neg_list, leafranks, features_list = [], [], [], []
+    # stack of (rows, depth, slot to patch in the parent); preorder, left first
+    stack = [(np.arange(n_samples), 0, None)]
+    while stack:
+        rows, depth, parent_slot = stack.pop()
+        node = len(children_left)
+        if parent_slot is not None:
+            parent, side = parent_slot
+            (children_left if side == 0 else children_right)[parent] = node
+        y_node = y01[rows]
+        w_node = sample_weight[rows]
+        n_pos = float(w_node[y_node == 1].sum())
+        n_neg = float(w_node[y_node == 0].sum())
+        children_left.append(-1)
+        children_right.append(-1)
+        n_pos_list.append(n_pos)
+        n_neg_list.append(n_neg)
+        leafranks.append(None)
+        features_list.append(None)
+        if (
+            (max_depth is not None and depth >= max_depth)
+            or rows.shape[0] < min_samples_split
+            or n_pos <= 0
+            or n_neg <= 0
+        ):
+            continue
+        if n_features_node is not None and n_features_node < n_features:
+            feats = np.sort(rng.choice(n_features, n_features_node, replace=False))
+            X_node = X[np.ix_(rows, feats)]
+        else:
+            feats = None
+            X_node = X[rows]
+        node_leafrank = clone(leafrank)
+        if sets_seed:
+            node_leafrank.set_params(random_state=int(rng.randint(_MAX_SEED)))
+        _leafrank_fit(node_leafrank, X_node, y_node, w_node)
+        left = np.asarray(node_leafrank.goes_left(X_node), dtype=bool)
+        pos = y_node == 1
+        beta_left = w_node[left & pos].sum() / n_pos
+        alpha_left = w_node[left & ~pos].sum() / n_neg
+        if beta_left - alpha_left <= _MIN_GAIN or left.all() or not left.any():
+            continue
+        leafranks[node] = node_leafrank
+        features_list[node] = feats
+        # push right first so that the left subtree is numbered first (preorder)
+        stack.append((rows[~left], depth + 1, (node, 1)))
+        stack.append((rows[left], depth + 1, (node, 0)))
+    return RankingTreeStructure(
+        children_left, children_right, n_pos_list, n_neg_list, leafranks, features_list
+    )

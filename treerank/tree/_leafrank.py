@@ -1,0 +1,553 @@
+"""LeafRank: the cost-sensitive splitter that cuts a ranking-tree node in two.
+
+At a node C, TreeRank looks for the subset C' of C maximizing the AUC increment,
+which is proportional to ``beta(C')/beta(C) - alpha(C')/alpha(C)``: the local true
+positive rate minus the local false positive rate. That is a classification
+problem inside the node with the two classes weighted inversely to their
+(weighted) counts in the node, so any classifier accepting ``sample_weight`` can
+serve.
+
+The LeafRank protocol, all that :class:`~treerank.TreeRank` relies on:
+
+- ``fit(X, y, sample_weight=None) -> self`` with ``y`` in {0, 1} (1 = positive);
+- ``goes_left(X) -> ndarray of bool``: True for points sent to the left, better,
+  child;
+- ``describe(feature_names=None) -> str``: a human-readable rule for export;
+- ``feature_importances_``: non-negative shares of the input features in the
+  rule (summing to one, or all zero for a rule that uses none);
+- ``n_cuts_``: the complexity ``k`` used by the structural pruning penalty;
+- a ``random_state`` parameter, which TreeRank sets per node.
+
+Two implementations are provided: :class:`LeafRank` (a depth-limited CART tree
+whose leaves are merged by decreasing beta/alpha, the lecture's algorithm) and
+:class:`ClassifierLeafRank` (an adapter for any scikit-learn classifier).
+"""
+
+# Authors: The treerank developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from numbers import Integral
+
+import numpy as np
+from sklearn.base import BaseEstimator, clone
+from sklearn.tree import DecisionTreeClassifier
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, has_fit_parameter
+
+from treerank.utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    RealNotInt,
+    StrOptions,
+    _fit_context,
+    validate_data,
+)
+from treerank.utils.validation import check_bipartite_target, check_sample_weight
+
+__all__ = ["BaseLeafRank", "ClassifierLeafRank", "LeafRank", "balanced_node_weights"]
+
+
+def balanced_node_weights(y, sample_weight):
+    """Class-balanced weights of a node: each class gets half the total weight.
+
+    A positive i gets ``w_i * n / (2 W+)`` and a negative ``w_i * n / (2 W-)``,
+    where ``W+`` and ``W-`` are the class totals and ``n`` the number of rows,
+    so that the weighted classification error is proportional to
+    ``1 - (local TPR - local FPR)``. The rescaling by ``n / 2`` keeps the
+    weights of order one.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n_samples,)
+        Labels in {0, 1}.
+    sample_weight : ndarray of shape (n_samples,)
+        Non-negative weights.
+
+    Returns
+    -------
+    weights : ndarray of shape (n_samples,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank.tree import balanced_node_weights
+    >>> balanced_node_weights(np.array([1, 0, 0, 0]), np.ones(4))
+    array([2.        , 0.66666667, 0.66666667, 0.66666667])
+    """
+    pos = y == 1
+    total_pos = sample_weight[pos].sum()
+    total_neg = sample_weight[~pos].sum()
+    if total_pos <= 0 or total_neg <= 0:
+        raise ValueError(
+            "Both classes need a positive total weight in the node to be split."
+        )
+    scale = np.where(pos, 1.0 / total_pos, 1.0 / total_neg)
+    return sample_weight * scale * (y.shape[0] / 2.0)
+
+
+def _local_rates(y, sample_weight, mask):
+    """Local (beta, alpha) = (TPR, FPR) of the subset ``mask`` of a node."""
+    pos = y == 1
+    beta = sample_weight[pos & mask].sum() / sample_weight[pos].sum()
+    alpha = sample_weight[~pos & mask].sum() / sample_weight[~pos].sum()
+    return beta, alpha
+
+
+class BaseLeafRank(BaseEstimator):
+    """Base class of LeafRanks: validation shared by the implementations.
+
+    Subclasses implement ``_fit(X, y01, sample_weight)`` and ``goes_left(X)``;
+    see the module docstring for the protocol.
+    """
+
+    def _validate_fit_input(self, X, y, sample_weight):
+        X, y = validate_data(self, X, y, ensure_min_samples=2, dtype=np.float64)
+        y01, _ = check_bipartite_target(y)
+        sample_weight = check_sample_weight(sample_weight, X.shape[0])
+        return X, y01, sample_weight
+
+    def _format_feature(self, index, feature_names):
+        if feature_names is None:
+            return f"x[{index}]"
+        return str(feature_names[index])
+
+    def _check_feature_names(self, feature_names):
+        if feature_names is not None and len(feature_names) != self.n_features_in_:
+            raise ValueError(
+                f"feature_names must contain {self.n_features_in_} elements; got "
+                f"{len(feature_names)}."
+            )
+
+
+class LeafRank(BaseLeafRank):
+    """CART LeafRank: a class-balanced classification tree merged by beta/alpha.
+
+    The splitter of the lecture's TreeRank: a
+    :class:`~sklearn.tree.DecisionTreeClassifier` of depth ``max_depth`` is
+    grown on the node's data with the two classes weighted inversely to their
+    weights in the node; its leaves are sorted by decreasing local ratio
+    ``beta/alpha`` (a leaf with no negative and some positive weight first),
+    and the prefix of that order maximizing ``beta - alpha`` (local TPR minus
+    local FPR) forms the left, better, side. The union of leaves it keeps is
+    the best union of the inner tree's leaves.
+
+    Read more in the :ref:`User Guide <leafrank>`.
+
+    Parameters
+    ----------
+    max_depth : int, default=3
+        Depth of the inner classification tree.
+    min_samples_leaf : int or float, default=50
+        Minimum number of samples in a leaf of the inner tree (as in
+        :class:`~sklearn.tree.DecisionTreeClassifier`; a float is a fraction of
+        the node's samples). A leaf's ratio beta/alpha is estimated from its
+        samples, and the merge step keeps the leaves with the highest ratios, so
+        very small leaves are selected on noise: the default, as the original
+        R package's ``minsplit=50``, keeps them statistically meaningful. A
+        node with fewer than ``2 * min_samples_leaf`` samples is not split.
+    max_features : int, float, {"sqrt", "log2"} or None, default=None
+        Features drawn at each split of the inner tree (feature randomization
+        FR2 of the Ranking Forest).
+    criterion : {"gini", "entropy", "log_loss"}, default="gini"
+        Impurity of the inner tree.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the inner tree's feature permutation.
+
+    Attributes
+    ----------
+    tree_ : DecisionTreeClassifier
+        The fitted inner tree.
+    left_nodes_ : ndarray of bool of shape (tree_.tree_.node_count,)
+        True for the inner-tree leaves forming the left side.
+    gain_ : float
+        Local TPR minus local FPR of the left side on the training data.
+    n_cuts_ : int
+        ``2 ** max_depth - 1``, the number of axis-parallel cuts the inner tree
+        may use (the ``k`` of the structural pruning penalty).
+    feature_importances_ : ndarray of shape (n_features,)
+        Impurity-based importances of the inner tree.
+    n_features_in_ : int
+        Number of features seen during fit.
+
+    See Also
+    --------
+    ClassifierLeafRank : Any scikit-learn classifier as a LeafRank.
+    TreeRank : The ranking tree grown with a LeafRank at every node.
+
+    References
+    ----------
+    .. [1] S. Clémençon, M. Depecker and N. Vayatis, "Adaptive partitioning
+       schemes for bipartite ranking", Machine Learning 83(1), 2011.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank import LeafRank
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0], [4.0], [5.0]])
+    >>> y = np.array([0, 0, 1, 0, 1, 1])
+    >>> leafrank = LeafRank(max_depth=1, min_samples_leaf=1).fit(X, y)
+    >>> leafrank.goes_left(X)
+    array([False, False,  True,  True,  True,  True])
+    >>> round(leafrank.gain_, 3)
+    0.667
+    """
+
+    _parameter_constraints: dict = {
+        "max_depth": [Interval(Integral, 1, None, closed="left")],
+        "min_samples_leaf": [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(RealNotInt, 0.0, 1.0, closed="neither"),
+        ],
+        "max_features": [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(RealNotInt, 0.0, 1.0, closed="right"),
+            StrOptions({"sqrt", "log2"}),
+            None,
+        ],
+        "criterion": [StrOptions({"gini", "entropy", "log_loss"})],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        *,
+        max_depth=3,
+        min_samples_leaf=50,
+        max_features=None,
+        criterion="gini",
+        random_state=None,
+    ):
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.max_features = max_features
+        self.criterion = criterion
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Learn the split of a node.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The node's data.
+        y : array-like of shape (n_samples,)
+            Binary labels (the larger value, or True, is positive).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights.
+
+        Returns
+        -------
+        self : LeafRank
+        """
+        X, y01, sample_weight = self._validate_fit_input(X, y, sample_weight)
+        return self._fit(X, y01, sample_weight)
+
+    def _fit(self, X, y01, sample_weight):
+        weights = balanced_node_weights(y01, sample_weight)
+        tree = DecisionTreeClassifier(
+            max_depth=self.max_depth,
+            min_samples_leaf=self.min_samples_leaf,
+            max_features=self.max_features,
+            criterion=self.criterion,
+            random_state=self.random_state,
+        )
+        tree.fit(X, y01, sample_weight=weights)
+        self.tree_ = tree
+        node_count = tree.tree_.node_count
+        leaf_of_sample = tree.apply(X)
+        pos = y01 == 1
+        beta = (
+            np.bincount(
+                leaf_of_sample, weights=sample_weight * pos, minlength=node_count
+            )
+            / sample_weight[pos].sum()
+        )
+        alpha = (
+            np.bincount(
+                leaf_of_sample, weights=sample_weight * ~pos, minlength=node_count
+            )
+            / sample_weight[~pos].sum()
+        )
+        is_leaf = tree.tree_.children_left == -1
+        leaves = np.flatnonzero(is_leaf)
+        self.left_nodes_ = np.zeros(node_count, dtype=bool)
+        self.gain_ = 0.0
+        order = _order_by_ratio(beta[leaves], alpha[leaves])
+        gains = np.concatenate(
+            [[0.0], np.cumsum(beta[leaves][order] - alpha[leaves][order])]
+        )
+        best = int(np.argmax(gains))
+        if best > 0 and gains[best] > 0:
+            self.left_nodes_[leaves[order[:best]]] = True
+            self.gain_ = float(gains[best])
+        self.n_cuts_ = 2**self.max_depth - 1
+        return self
+
+    def goes_left(self, X):
+        """Whether each point goes to the left (better) child.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        left : ndarray of bool of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return self.left_nodes_[self.tree_.apply(X)]
+
+    @property
+    def feature_importances_(self):
+        check_is_fitted(self)
+        return self.tree_.feature_importances_
+
+    def left_rules(self, feature_names=None):
+        """The left side as a union of boxes (one per kept inner-tree leaf).
+
+        Parameters
+        ----------
+        feature_names : sequence of str or None, default=None
+            Names of the features (``x[i]`` if None).
+
+        Returns
+        -------
+        rules : list of list of tuple
+            One list per kept leaf, each a list of ``(feature, op, threshold)``
+            conditions with ``op`` in {"<=", ">"}, combined with AND.
+        """
+        check_is_fitted(self)
+        self._check_feature_names(feature_names)
+        tree = self.tree_.tree_
+        paths = {0: []}
+        rules = []
+        for node in range(tree.node_count):  # parents precede children in sklearn
+            conditions = paths.pop(node)
+            left, right = tree.children_left[node], tree.children_right[node]
+            if left == -1:
+                if self.left_nodes_[node]:
+                    rules.append(conditions)
+                continue
+            name = self._format_feature(int(tree.feature[node]), feature_names)
+            threshold = float(tree.threshold[node])
+            paths[left] = [*conditions, (name, "<=", threshold)]
+            paths[right] = [*conditions, (name, ">", threshold)]
+        return rules
+
+    def describe(self, feature_names=None):
+        """A human-readable description of the left (better) side.
+
+        Parameters
+        ----------
+        feature_names : sequence of str or None, default=None
+            Names of the features (``x[i]`` if None).
+
+        Returns
+        -------
+        description : str
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from treerank import LeafRank
+        >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
+        >>> leafrank = LeafRank(max_depth=1, min_samples_leaf=1).fit(X, [0, 0, 1, 1])
+        >>> leafrank.describe(["age"])
+        'left if (age > 1.5)'
+        """
+        rules = self.left_rules(feature_names)
+        if not rules:
+            return "no split (left side empty)"
+        boxes = []
+        for conditions in rules:
+            if not conditions:
+                boxes.append("(everything)")
+            else:
+                boxes.append(
+                    "("
+                    + " and ".join(f"{f} {op} {t:.6g}" for f, op, t in conditions)
+                    + ")"
+                )
+        return "left if " + " or ".join(boxes)
+
+
+def _order_by_ratio(beta, alpha):
+    """Order of the leaves by decreasing beta/alpha, empty leaves last.
+
+    A leaf with alpha = 0 and beta > 0 has an infinite ratio and comes first;
+    a leaf with no weight at all (alpha = beta = 0) comes last.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(alpha > 0, beta / np.where(alpha > 0, alpha, 1.0), np.inf)
+    ratio = np.where((alpha == 0) & (beta == 0), -np.inf, ratio)
+    return np.argsort(-ratio, kind="stable")
+
+
+class ClassifierLeafRank(BaseLeafRank):
+    """Any scikit-learn classifier accepting ``sample_weight`` as a LeafRank.
+
+    The classifier is cloned and fitted on the node's data with the two classes
+    weighted inversely to their weights in the node; the points it predicts
+    positive form the left, better, side. Its weighted error is then
+    ``(1 - (local TPR - local FPR)) / 2``, so it is trained for the LeafRank
+    criterion. If, on the node's data, the predicted-positive side has a lower
+    TPR - FPR than its complement, the sides are swapped.
+
+    Read more in the :ref:`User Guide <leafrank>`.
+
+    Parameters
+    ----------
+    estimator : classifier
+        An unfitted scikit-learn classifier whose ``fit`` accepts
+        ``sample_weight``, for example ``LogisticRegression()`` or
+        ``LinearSVC()``. It is cloned, never fitted in place.
+    random_state : int, RandomState instance or None, default=None
+        If not None and the estimator has a ``random_state`` parameter, it is
+        set from this seed (TreeRank sets it per node).
+
+    Attributes
+    ----------
+    estimator_ : classifier
+        The fitted clone.
+    flip_ : bool
+        Whether the left side is the predicted-negative side.
+    gain_ : float
+        Local TPR minus local FPR of the left side on the training data.
+    n_cuts_ : int
+        ``n_features_in_``: the complexity used by the structural pruning
+        penalty (a linear rule in d dimensions has VC dimension d + 1).
+    feature_importances_ : ndarray of shape (n_features,)
+        Normalized ``|coef_|`` for linear models, the estimator's own
+        ``feature_importances_`` if it has some, else uniform.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from treerank import ClassifierLeafRank
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    >>> leafrank = ClassifierLeafRank(LogisticRegression()).fit(X, [0, 0, 1, 1])
+    >>> leafrank.goes_left(X)
+    array([False, False,  True,  True])
+    """
+
+    _parameter_constraints: dict = {
+        "estimator": [HasMethods(["fit", "predict"])],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, estimator, *, random_state=None):
+        self.estimator = estimator
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y, sample_weight=None):
+        """Learn the split of a node.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The node's data.
+        y : array-like of shape (n_samples,)
+            Binary labels (the larger value, or True, is positive).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights.
+
+        Returns
+        -------
+        self : ClassifierLeafRank
+        """
+        X, y01, sample_weight = self._validate_fit_input(X, y, sample_weight)
+        return self._fit(X, y01, sample_weight)
+
+    def _fit(self, X, y01, sample_weight):
+        if not has_fit_parameter(self.estimator, "sample_weight"):
+            raise ValueError(
+                f"estimator {type(self.estimator).__name__} does not accept "
+                "sample_weight in fit; a LeafRank needs class-balanced weights."
+            )
+        estimator = clone(self.estimator)
+        if self.random_state is not None and "random_state" in estimator.get_params():
+            seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+            estimator.set_params(random_state=seed)
+        estimator.fit(X, y01, sample_weight=balanced_node_weights(y01, sample_weight))
+        self.estimator_ = estimator
+        self.flip_ = False
+        predicted_positive = self._predicted_positive(X)
+        beta, alpha = _local_rates(y01, sample_weight, predicted_positive)
+        if beta - alpha < 0:
+            self.flip_ = True
+            beta, alpha = 1 - beta, 1 - alpha
+        self.gain_ = float(max(beta - alpha, 0.0))
+        self.n_cuts_ = int(X.shape[1])
+        return self
+
+    def _predicted_positive(self, X):
+        prediction = np.asarray(self.estimator_.predict(X))
+        classes = getattr(self.estimator_, "classes_", np.array([0, 1]))
+        return prediction == classes[-1]
+
+    def goes_left(self, X):
+        """Whether each point goes to the left (better) child.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        left : ndarray of bool of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return self._predicted_positive(X) != self.flip_
+
+    @property
+    def feature_importances_(self):
+        check_is_fitted(self)
+        estimator = self.estimator_
+        if hasattr(estimator, "coef_"):
+            weights = (
+                np.abs(np.asarray(estimator.coef_, dtype=np.float64))
+                .reshape(-1, self.n_features_in_)
+                .sum(axis=0)
+            )
+        elif hasattr(estimator, "feature_importances_"):
+            weights = np.asarray(estimator.feature_importances_, dtype=np.float64)
+        else:
+            weights = np.ones(self.n_features_in_)
+        total = weights.sum()
+        return weights / total if total > 0 else weights
+
+    def describe(self, feature_names=None):
+        """A human-readable description of the left (better) side.
+
+        For a linear model, the rule ``w.x + b > 0`` (or ``< 0`` when the sides
+        were swapped) with its coefficients; otherwise the estimator's name.
+
+        Parameters
+        ----------
+        feature_names : sequence of str or None, default=None
+            Names of the features (``x[i]`` if None).
+
+        Returns
+        -------
+        description : str
+        """
+        check_is_fitted(self)
+        self._check_feature_names(feature_names)
+        estimator = self.estimator_
+        side = "negative" if self.flip_ else "positive"
+        coef = getattr(estimator, "coef_", None)
+        if coef is None or np.asarray(coef).size != self.n_features_in_:
+            return f"left if {type(estimator).__name__} predicts {side}"
+        coef = np.asarray(coef, dtype=np.float64).ravel()
+        intercept = float(np.ravel(getattr(estimator, "intercept_", [0.0]))[0])
+        terms = " + ".join(
+            f"{c:.6g}*{self._format_feature(i, feature_names)}"
+            for i, c in enumerate(coef)
+        )
+        op = "<=" if self.flip_ else ">"
+        return f"left if {terms} + {intercept:.6g} {op} 0"
