@@ -43,8 +43,9 @@ class ListInputs(NamedTuple):
         ``exact``; of shape (n,), or (n, n) for a preference matrix.
     y_score : ndarray of shape (n,) or None
         Finite float64 scores.
-    groups : QueryGroups
-        The lists (a single group when ``qid`` is None).
+    groups : QueryGroups or None
+        The lists (a single group when ``qid`` is None); None when only
+        labels were validated.
     single : bool
         Whether the input is one list (``qid`` was None).
     exact : bool
@@ -374,11 +375,11 @@ def check_list_inputs(
             )
     if y_score is not None:
         y_score = check_scores(y_score, n, input_name="y_score")
-    if qid is None:
-        qid_arr = np.zeros(n, dtype=np.intp)
-    else:
-        qid_arr = check_qid(qid, n)
-    groups = group_qid(qid_arr)
+    groups = None
+    if qid is not None:
+        groups = group_qid(check_qid(qid, n))
+    elif y_score is not None or target == "ranks":
+        groups = group_qid(np.zeros(n, dtype=np.intp))
     if target == "ranks":
         _check_ranks(y, groups, metric, "y_true")
     return ListInputs(
