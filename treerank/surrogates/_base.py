@@ -18,7 +18,7 @@ gradient with respect to every score, with the shape of ``scores``.
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from treerank.surrogates._groups import check_groups
+from treerank.surrogates._groups import Groups, check_groups
 
 __all__ = ["SurrogateLoss"]
 
@@ -57,10 +57,8 @@ def prepare_lists(scores, target, qid, *, target_name="target"):
                 f"{target_name} has shape {t.shape} but scores has shape {s.shape}."
             )
         n_lists, n_items = s.shape
-        qid = np.repeat(np.arange(n_lists), n_items)
-        s = s.ravel()
-        t = t.ravel()
-    elif s.ndim != 1:
+        return s.ravel(), t.ravel(), Groups.regular(n_lists, n_items), shape
+    if s.ndim != 1:
         raise ValueError(
             f"scores must be one-dimensional (with qid) or two-dimensional "
             f"(one list per row); got shape {s.shape}."

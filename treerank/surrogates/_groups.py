@@ -42,9 +42,62 @@ class Groups:
         self.starts = ends - self.sizes
         self.ends = ends
 
+    @classmethod
+    def regular(cls, n_lists, n_items):
+        """Groups of ``n_lists`` contiguous lists of ``n_items`` (a 2-D batch)."""
+        index = np.repeat(np.arange(n_lists, dtype=np.intp), n_items)
+        groups = cls.__new__(cls)
+        groups.index = index
+        groups.n_groups = n_lists
+        groups.labels = np.arange(n_lists)
+        groups.n_samples = n_lists * n_items
+        groups.sizes = np.full(n_lists, n_items, dtype=np.intp)
+        groups.order = np.arange(groups.n_samples)
+        groups.ends = np.cumsum(groups.sizes)
+        groups.starts = groups.ends - groups.sizes
+        groups._pad_rows = index
+        groups._pad_cols = np.tile(np.arange(n_items), n_lists)
+        return groups
+
     @property
     def max_size(self):
         return int(self.sizes.max()) if self.n_groups else 0
+
+    @property
+    def padding_is_cheap(self):
+        """Whether the lists fit a (n_groups, max_size) array at most 4x larger.
+
+        Padded lists are sorted row by row (``O(m log m)`` per list, small
+        constants); otherwise the flat algorithms sort once globally.
+        """
+        return self.n_groups * self.max_size <= 4 * self.n_samples + 64
+
+    def _pad_index(self):
+        if not hasattr(self, "_pad_rows"):
+            self._pad_rows = self.index[self.order]
+            self._pad_cols = np.arange(self.n_samples) - self.starts[self._pad_rows]
+        return self._pad_rows, self._pad_cols
+
+    def pad(self, values, fill):
+        """Array of shape (n_groups, max_size): row g holds list g, then ``fill``.
+
+        Items keep their original order inside a row.
+        """
+        rows, cols = self._pad_index()
+        out = np.full((self.n_groups, self.max_size), fill, dtype=np.float64)
+        out[rows, cols] = values[self.order]
+        return out
+
+    def unpad(self, padded):
+        """Inverse of :meth:`pad`: the flat array of the real entries."""
+        rows, cols = self._pad_index()
+        out = np.empty(self.n_samples, dtype=padded.dtype)
+        out[self.order] = padded[rows, cols]
+        return out
+
+    def mask(self):
+        """Boolean (n_groups, max_size) array of the real entries of :meth:`pad`."""
+        return np.arange(self.max_size)[None, :] < self.sizes[:, None]
 
     def sum(self, values):
         """Per-group sums of ``values`` (of shape (n_samples,))."""

@@ -26,7 +26,7 @@ import numpy as np
 from scipy.special import expit
 
 from treerank.surrogates._base import SurrogateLoss, prepare_lists
-from treerank.surrogates._groups import check_groups, segmented_scan
+from treerank.surrogates._groups import Groups, check_groups, segmented_scan
 from treerank.surrogates._utility import gain as _gain
 from treerank.surrogates._utility import log2_discount
 
@@ -87,6 +87,51 @@ def _slam_weights_flat(y, groups, weights, k, gain):
     return v
 
 
+def _slam_weights_padded(Y, sizes, weights, k, gain):
+    """Weights of padded lists ``Y`` (pads ``-inf``), sorted row by row."""
+    n_rows, width = Y.shape
+    rows = np.arange(n_rows)[:, None]
+    order = np.argsort(-Y, axis=1, kind="stable")
+    y_sorted = Y[rows, order]
+    pos = np.arange(1, width + 1, dtype=np.float64)[None, :]
+    size = sizes[:, None].astype(np.float64)
+    real = pos <= size
+    if weights == "map":
+        y_real = np.where(real, y_sorted, 0.0)
+        if not np.all((y_real == 0) | (y_real == 1)):
+            raise ValueError(
+                "weights='map' needs binary relevance labels (0 or 1); binarize "
+                "graded labels explicitly, e.g. y > 0."
+            )
+        r = y_real.sum(axis=1, keepdims=True)
+        n0 = size - r
+        with np.errstate(divide="ignore", invalid="ignore"):
+            v_sorted = np.where(real & (pos <= r), n0 / (r * (n0 + pos)), 0.0)
+    else:
+        if np.any(np.where(real, y_sorted, 0.0) < 0):
+            raise ValueError("the NDCG weights need relevance labels >= 0.")
+        g = np.where(real, _gain(np.where(real, y_sorted, 0.0), gain), 0.0)
+        disc = log2_discount(pos)
+        if weights == "ndcg":
+            g_min = np.take_along_axis(g, sizes[:, None] - 1, axis=1)
+            z = np.sum(g * disc, axis=1, keepdims=True)
+            num = np.where(real, (g - g_min) * (disc - log2_discount(size)), 0.0)
+        else:
+            num = np.where(real & (pos <= k), g * disc, 0.0)
+            z = num.sum(axis=1, keepdims=True)
+        v_sorted = np.divide(num, z, out=np.zeros_like(num), where=z > 0)
+    V = np.empty_like(v_sorted)
+    V[rows, order] = v_sorted
+    return V
+
+
+def _compute_weights(y, groups, weights, k, gain):
+    if groups.n_samples and groups.padding_is_cheap:
+        V = _slam_weights_padded(groups.pad(y, -np.inf), groups.sizes, weights, k, gain)
+        return groups.unpad(V)
+    return _slam_weights_flat(y, groups, weights, k, gain)
+
+
 def _prepare_labels(y, qid):
     y_arr = np.asarray(y, dtype=np.float64)
     if not np.all(np.isfinite(y_arr)):
@@ -97,8 +142,8 @@ def _prepare_labels(y, qid):
             raise ValueError(
                 "y is two-dimensional (one list per row): qid must be None."
             )
-        qid = np.repeat(np.arange(shape[0]), shape[1])
-    elif y_arr.ndim != 1:
+        return y_arr.ravel(), Groups.regular(*shape), shape
+    if y_arr.ndim != 1:
         raise ValueError(f"y must be one- or two-dimensional; got shape {shape}.")
     return y_arr.ravel(), check_groups(qid, y_arr.size), shape
 
@@ -156,7 +201,7 @@ def slam_weights(y, *, qid=None, weights="ndcg", k=None, gain="exp2"):
     if gain not in ("exp2", "linear"):
         raise ValueError(f"gain must be 'exp2' or 'linear'; got {gain!r}.")
     y_flat, groups, shape = _prepare_labels(y, qid)
-    return _slam_weights_flat(y_flat, groups, weights, k, gain).reshape(shape)
+    return _compute_weights(y_flat, groups, weights, k, gain).reshape(shape)
 
 
 def slam_vmax(v, *, qid=None):
@@ -271,6 +316,96 @@ def _slam_smooth(s, y, v, groups, margin, mu):
     return per_query, grad
 
 
+def _padded_blocks(Y):
+    """Sort padded rows by relevance (ascending) and describe the grade blocks."""
+    n_rows, width = Y.shape
+    rows = np.arange(n_rows)[:, None]
+    cols = np.arange(width)[None, :]
+    order = np.argsort(Y, axis=1, kind="stable")
+    y_sorted = Y[rows, order]
+    new = np.ones(Y.shape, dtype=bool)
+    new[:, 1:] = y_sorted[:, 1:] != y_sorted[:, :-1]
+    block_start = np.maximum.accumulate(np.where(new, cols, 0), axis=1)
+    last = np.ones(Y.shape, dtype=bool)
+    last[:, :-1] = new[:, 1:]
+    ends = np.where(last, cols + 1, width)
+    block_end = np.minimum.accumulate(ends[:, ::-1], axis=1)[:, ::-1]
+    return rows, order, block_start, block_end
+
+
+def _slam_exact_padded(S, Y, V, margin):
+    """Exact SLAM of padded lists (pads: ``y = +inf``, ``v = 0``), row by row."""
+    n_rows, width = S.shape
+    rows, order, block_start, _ = _padded_blocks(Y)
+    cols = np.broadcast_to(np.arange(width), S.shape)
+    # ranks of the scores inside each row; equal scores: lower index ranks higher
+    by_score = np.lexsort((-cols, S), axis=1)
+    rank = np.empty(S.shape, dtype=np.intp)
+    rank[rows, by_score] = cols
+    running = np.maximum.accumulate(rank[rows, order], axis=1)
+    prev = block_start - 1
+    weight = V[rows, order]
+    candidate = (prev >= 0) & (weight > 0)
+    rival = by_score[rows, running[rows, np.maximum(prev, 0)]]
+    hinge = np.where(
+        candidate, np.maximum(0.0, margin + S[rows, rival] - S[rows, order]), 0.0
+    )
+    per_query = np.sum(weight * hinge, axis=1)
+    active = hinge > 0
+    flat_rows = np.broadcast_to(rows * width, S.shape)[active]
+    w = weight[active]
+    size = n_rows * width
+    grad = np.bincount(flat_rows + rival[active], weights=w, minlength=size)
+    grad -= np.bincount(flat_rows + order[active], weights=w, minlength=size)
+    return per_query, grad.reshape(S.shape)
+
+
+def _slam_smooth_padded(S, Y, V, margin, mu):
+    """Entropic smoothing of SLAM on padded lists (see :func:`_slam_smooth`)."""
+    rows, order, block_start, block_end = _padded_blocks(Y)
+    width = S.shape[1]
+    a = S[rows, order] / mu
+    weight = V[rows, order]
+    prefix = np.logaddexp.accumulate(a, axis=1)
+    prev = block_start - 1
+    valid = prev >= 0
+    lower = np.where(valid, prefix[rows, np.maximum(prev, 0)], -np.inf)
+    z = (margin - S[rows, order]) / mu + lower
+    per_query = np.sum(weight * mu * np.logaddexp(0.0, z), axis=1)
+    grad_sorted = -weight * expit(z)
+    with np.errstate(divide="ignore"):
+        logw = np.log(weight) - np.logaddexp(0.0, -z) - np.where(valid, lower, 0.0)
+    logw = np.where(valid & (weight > 0), logw, -np.inf)
+    suffix = np.logaddexp.accumulate(logw[:, ::-1], axis=1)[:, ::-1]
+    has_higher = block_end < width
+    higher = np.where(
+        has_higher, suffix[rows, np.minimum(block_end, width - 1)], -np.inf
+    )
+    grad_sorted = grad_sorted + np.exp(a + higher)
+    grad = np.empty(S.shape)
+    grad[rows, order] = grad_sorted
+    return per_query, grad
+
+
+def _slam_dispatch(s, y, v, groups, margin, mu=None, layout="auto"):
+    """Run the padded (row-sorted) or the flat (globally sorted) algorithm."""
+    padded = layout == "padded" or (
+        layout == "auto" and groups.n_samples > 0 and groups.padding_is_cheap
+    )
+    if not padded:
+        if mu is None:
+            return _slam_exact(s, y, v, groups, margin)
+        return _slam_smooth(s, y, v, groups, margin, mu)
+    S = groups.pad(s, 0.0)
+    Y = groups.pad(y, np.inf)
+    V = groups.pad(v, 0.0)
+    if mu is None:
+        per_query, grad = _slam_exact_padded(S, Y, V, margin)
+    else:
+        per_query, grad = _slam_smooth_padded(S, Y, V, margin, mu)
+    return per_query, groups.unpad(grad)
+
+
 class SLAMSurrogate(SurrogateLoss):
     """SLAM surrogate ``sum_i v_i max(0, margin + max_{j: y_j < y_i} s_j - s_i)``.
 
@@ -352,7 +487,7 @@ class SLAMSurrogate(SurrogateLoss):
 
     def _weights_flat(self, y, groups):
         if isinstance(self.weights, str):
-            return _slam_weights_flat(y, groups, self.weights, self.k, self.gain)
+            return _compute_weights(y, groups, self.weights, self.k, self.gain)
         if callable(self.weights):
             v = np.empty_like(y)
             for g in range(groups.n_groups):
@@ -386,13 +521,13 @@ class SLAMSurrogate(SurrogateLoss):
 
     def _value_and_grad(self, s, t, groups):
         v = self._weights_flat(t, groups)
-        return _slam_exact(s, t, v, groups, float(self.margin))
+        return _slam_dispatch(s, t, v, groups, float(self.margin))
 
     def _smooth_value_and_grad(self, s, t, groups, smoothing):
         if not smoothing:
             return self._value_and_grad(s, t, groups)
         v = self._weights_flat(t, groups)
-        return _slam_smooth(s, t, v, groups, float(self.margin), float(smoothing))
+        return _slam_dispatch(s, t, v, groups, float(self.margin), float(smoothing))
 
     def smoothed_value_and_grad(self, scores, y, *, smoothing, qid=None):
         """Value and gradient of the entropic smoothing of the loss.
