@@ -363,10 +363,14 @@ def segment_lexsort(keys, starts, sizes):
         return np.lexsort((*keys, segment_index(sizes))).astype(np.intp)
     perm = np.empty(n, dtype=np.intp)
     for size in distinct:
-        rows = starts[sizes == size][:, None] + np.arange(size, dtype=np.intp)
+        first = starts[sizes == size][:, None]
+        rows = first + np.arange(size, dtype=np.intp)
         if size == 1:
             perm[rows] = rows
             continue
-        within = np.lexsort(tuple(key[rows] for key in keys), axis=-1)
-        perm[rows] = np.take_along_axis(rows, within, axis=1)
+        if len(keys) == 1:
+            within = np.argsort(keys[0][rows], axis=-1, kind="stable")
+        else:
+            within = np.lexsort(tuple(key[rows] for key in keys), axis=-1)
+        perm[rows] = first + within
     return perm

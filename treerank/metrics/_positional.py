@@ -77,10 +77,14 @@ def dcg_discount(position, k=None):
     array([1.        , 0.63092975, 0.        ])
     """
     position = np.asarray(position)
-    weight = 1.0 / np.log2(1.0 + position)
+    if position.size == 0:
+        return np.zeros(position.shape)
+    top = int(position.max())
     if k is not None:
-        weight = np.where(position <= k, weight, 0.0)
-    return weight
+        top = min(top, k)
+    table = np.zeros(int(position.max()) + 1)
+    table[1 : top + 1] = 1.0 / np.log2(2.0 + np.arange(top))
+    return table[position]  # a look-up: the same bits for every use
 
 
 def precision_weight(position, k, exact=False):
