@@ -4,6 +4,7 @@ From reference/seeds-000-001.md section 6.5 and reference/seeds-002-003.md
 section 9, plus input validation (a clear ValueError naming the argument).
 """
 
+import inspect
 import itertools
 import math
 from fractions import Fraction
@@ -26,7 +27,19 @@ from treerank.metrics import (
     spearman_rho,
 )
 
-BINARY = [average_precision_score, list_auc, reciprocal_rank]
+ALL_METRICS = [
+    average_precision_score,
+    dcg_score,
+    err_score,
+    expected_rank_utility,
+    list_auc,
+    ndcg_score,
+    pairwise_disagreement,
+    precision_at_k,
+    recall_at_k,
+    reciprocal_rank,
+    spearman_rho,
+]
 EVERY_SCORE_ORDER = [np.array(p, float) for p in itertools.permutations(range(4))]
 
 # ---------------------------------------------------------------------------
@@ -308,6 +321,22 @@ def test_non_integer_relevance_is_accepted_by_graded_metrics():
 # ---------------------------------------------------------------------------
 # input validation
 # ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("function", ALL_METRICS, ids=lambda f: f.__name__)
+def test_common_signature(function):
+    """(y_true, y_score, *, qid=None, ties="average", empty=0.0, return_per_query)."""
+    parameters = inspect.signature(function).parameters
+    assert list(parameters)[:2] == ["y_true", "y_score"]
+    expected = {"qid": None, "ties": "average", "empty": 0.0, "return_per_query": False}
+    for name, default in expected.items():
+        assert parameters[name].kind is inspect.Parameter.KEYWORD_ONLY
+        assert parameters[name].default == default
+    options = {"k": 1} if function in (precision_at_k, recall_at_k) else {}
+    if function is err_score:
+        options = {"max_grade": 1}
+    with pytest.raises(ValueError, match="empty must be a number"):
+        function([1, 0], [0.1, 0.2], empty="none", **options)
 
 
 def test_lengths_must_match():

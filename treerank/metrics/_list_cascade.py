@@ -123,6 +123,7 @@ def err_score(
     qid=None,
     k=None,
     ties="average",
+    empty=0.0,
     return_per_query=False,
 ):
     """Expected reciprocal rank (ERR@k) of ranked lists.
@@ -145,6 +146,9 @@ def err_score(
         Only the first ``k`` ranks count (``None``: the whole list).
     ties : {"average", "pessimistic", "optimistic", "stable"}, default="average"
         Tie policy (see :func:`dcg_score`).
+    empty : float or "skip", default=0.0
+        Accepted for the common signature of the list metrics: ERR is
+        defined for every list (0 when no item is relevant), so it is never used.
     return_per_query : bool, default=False
         Also return the value of every query.
 
@@ -185,6 +189,7 @@ def err_score(
         ties=ties,
         k=k,
         max_grade=max_grade,
+        empty=empty,
         return_per_query=return_per_query,
     )
     y = inputs.y

@@ -18,17 +18,10 @@ from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["EMPTY_DOC", "int_ratio", "summarize_queries", "to_exact"]
+__all__ = ["int_ratio", "summarize_queries", "to_exact"]
 
 _FRACTION = np.frompyfunc(Fraction, 2, 1)
 _FRACTION1 = np.frompyfunc(Fraction, 1, 1)
-
-EMPTY_DOC = """empty : float or "skip", default=0.0
-        Value of a list on which the metric is undefined (see Notes); 0.0
-        mirrors scikit-learn's ``ndcg_score`` and ``average_precision_score``.
-        ``np.nan`` propagates to the mean; ``"skip"`` leaves such lists out of
-        the mean (their per-query value is NaN; the mean is NaN if no list is
-        defined)."""
 
 
 def int_ratio(numerator, denominator, exact):
@@ -113,19 +106,16 @@ def summarize_queries(values, inputs, defined=None):
             fill = Fraction(empty)
         else:
             fill = float(empty)
-        if exact:
-            per_query[undefined] = fill
-        else:
-            per_query[undefined] = fill
-    if exact and not _is_fraction_array(per_query):
-        per_query = per_query.astype(np.float64)
-    if not np.any(used):
+        per_query[undefined] = fill
+    chosen = per_query[used]
+    if chosen.shape[0] == 0:
         mean = math.nan
-    elif per_query.dtype == object:
-        chosen = per_query[used]
+    elif exact and _is_fraction_array(chosen):
         mean = sum(chosen.tolist(), Fraction(0)) / chosen.shape[0]
     else:
-        mean = float(np.mean(per_query[used]))
+        mean = float(np.mean(chosen.astype(np.float64)))
+    if exact and not _is_fraction_array(per_query):
+        per_query = per_query.astype(np.float64)
     if inputs.single:
         mean = _scalar(per_query[0])
     mean = _scalar(mean)

@@ -82,6 +82,7 @@ def dcg_score(
     k=None,
     gain="exp2",
     ties="average",
+    empty=0.0,
     return_per_query=False,
 ):
     """Discounted cumulative gain (DCG@k) of ranked lists.
@@ -109,6 +110,9 @@ def dcg_score(
         random orders of tied items; ``"pessimistic"``/``"optimistic"`` put
         the least/most relevant tied item first; ``"stable"`` keeps the input
         order.
+    empty : float or "skip", default=0.0
+        Accepted for the common signature of the list metrics: DCG is
+        defined for every list (0 when no item is relevant), so it is never used.
     return_per_query : bool, default=False
         Also return the value of every query.
 
@@ -148,6 +152,7 @@ def dcg_score(
         ties=ties,
         k=k,
         gain=gain,
+        empty=empty,
         return_per_query=return_per_query,
     )
     y = _as_float(inputs.y)
@@ -263,6 +268,7 @@ def precision_at_k(
     k,
     qid=None,
     ties="average",
+    empty=0.0,
     return_per_query=False,
 ):
     """Precision at k: the fraction of relevant items among the first k.
@@ -281,6 +287,9 @@ def precision_at_k(
         Query id of every row; ``None`` means a single list.
     ties : {"average", "pessimistic", "optimistic", "stable"}, default="average"
         Tie policy (see :func:`dcg_score`).
+    empty : float or "skip", default=0.0
+        Accepted for the common signature of the list metrics: P@k is
+        defined for every list, so it is never used.
     return_per_query : bool, default=False
         Also return the value of every query.
 
@@ -319,6 +328,7 @@ def precision_at_k(
         ties=ties,
         k=k,
         k_required=True,
+        empty=empty,
         return_per_query=return_per_query,
     )
     ranked = _rank(inputs, _as_float(inputs.y))
@@ -404,6 +414,7 @@ def expected_rank_utility(
     neutral=0.0,
     half_life=5.0,
     ties="average",
+    empty=0.0,
     return_per_query=False,
 ):
     """Expected rank utility (Breese et al. 1998) of ranked lists.
@@ -426,6 +437,9 @@ def expected_rank_utility(
         Rank whose weight is 1/2 (weight 1 at rank 1); must be > 1.
     ties : {"average", "pessimistic", "optimistic", "stable"}, default="average"
         Tie policy (see :func:`dcg_score`).
+    empty : float or "skip", default=0.0
+        Accepted for the common signature of the list metrics: ERU is
+        defined for every list, so it is never used.
     return_per_query : bool, default=False
         Also return the value of every query.
 
@@ -458,6 +472,7 @@ def expected_rank_utility(
         ties=ties,
         neutral=neutral,
         half_life=half_life,
+        empty=empty,
         return_per_query=return_per_query,
     )
     y = _as_float(inputs.y)

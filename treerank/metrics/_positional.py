@@ -376,6 +376,12 @@ class PositionalMetric:
         -------
         u : ndarray of shape (n_items,)
             Float64, or exact fractions (object array) for exact labels.
+
+        Examples
+        --------
+        >>> from treerank.metrics import PositionalMetric
+        >>> PositionalMetric.recall_at_k(4, 2).utility([1, 0, 1, 0])
+        array([0.5, 0. , 0.5, 0. ])
         """
         u = np.asarray(self.utility_function(y))
         if u.shape != (self.n_items,):
@@ -387,7 +393,14 @@ class PositionalMetric:
         return u
 
     def offset(self, y):
-        """Ranking-independent part ``offset(y)`` of the value."""
+        """Ranking-independent part ``offset(y)`` of the value.
+
+        Examples
+        --------
+        >>> from treerank.metrics import PositionalMetric
+        >>> PositionalMetric.spearman(3).offset([1, 2, 3])
+        Fraction(-3, 2)
+        """
         if self.offset_function is None:
             return Fraction(0)
         return _result(self.offset_function(y))
@@ -411,6 +424,13 @@ class PositionalMetric:
         -------
         value : float or Fraction
             Exact when the labels and ``phi`` are exact.
+
+        Examples
+        --------
+        >>> from fractions import Fraction
+        >>> from treerank.metrics import PositionalMetric
+        >>> PositionalMetric.auc(4).value([Fraction(1), 0, 1, 0], [0, 1, 2, 3])
+        Fraction(3, 4)
         """
         ranking = _check_ranking(ranking, self.n_items)
         u = self.utility(y)
@@ -435,6 +455,15 @@ class PositionalMetric:
         Returns
         -------
         value : float or Fraction
+
+        Examples
+        --------
+        >>> from treerank.metrics import PositionalMetric
+        >>> p2 = PositionalMetric.precision_at_k(3, 2)
+        >>> p2.value_from_scores([1, 0, 0], [0.5, 0.5, 0.5])
+        0.333...
+        >>> p2.value_from_scores([1, 0, 0], [0.5, 0.5, 0.5], ties="pessimistic")
+        0.0
         """
         u = self.utility(y)
         scores = check_scores(scores, self.n_items, input_name="scores")
@@ -458,6 +487,15 @@ class PositionalMetric:
         Returns
         -------
         U : ndarray of shape (n_items,)
+
+        Examples
+        --------
+        >>> from fractions import Fraction
+        >>> from treerank.metrics import PositionalMetric
+        >>> dist = [([Fraction(1), 0], Fraction(1, 3)),
+        ...         ([Fraction(1), 1], Fraction(2, 3))]
+        >>> PositionalMetric.precision_at_k(2, 1).expected_utility(dist)
+        array([Fraction(1, 1), Fraction(2, 3)], dtype=object)
         """
         pairs = _check_distribution(distribution, self.n_items)
         total = None
@@ -484,6 +522,15 @@ class PositionalMetric:
         Returns
         -------
         value : float or Fraction
+
+        Examples
+        --------
+        >>> from fractions import Fraction
+        >>> from treerank.metrics import PositionalMetric
+        >>> dist = [([Fraction(1), 0], Fraction(1, 3)),
+        ...         ([Fraction(0), 1], Fraction(2, 3))]
+        >>> PositionalMetric.precision_at_k(2, 1).expected_value(dist, [1, 0])
+        Fraction(2, 3)
         """
         pairs = _check_distribution(distribution, self.n_items)
         ranking = _check_ranking(ranking, self.n_items)
@@ -515,6 +562,15 @@ class PositionalMetric:
         ------
         ValueError
             If there are more than one million optimal rankings.
+
+        Examples
+        --------
+        >>> from fractions import Fraction
+        >>> from treerank.metrics import PositionalMetric
+        >>> dist = [([Fraction(1), 0, 1], Fraction(1, 2)),
+        ...         ([Fraction(0), 1, 1], Fraction(1, 2))]
+        >>> PositionalMetric.dcg(3).bayes_optimal_rankings(dist)
+        [(2, 0, 1), (2, 1, 0)]
         """
         if isinstance(atol, bool) or not isinstance(atol, numbers.Real) or atol < 0:
             raise ValueError(f"atol must be a non-negative number; got {atol!r}.")
