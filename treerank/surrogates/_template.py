@@ -278,8 +278,15 @@ class _PointwiseLoss(TemplateLoss):
 
 
 class _EtaDomainMixin:
+    def _check_U(self, U):
+        # validated up to rounding: clip the last ulps into [0, eta]
+        return np.clip(super()._check_U(U), 0.0, self.eta)
+
+    def _check_target(self, t, groups):
+        return np.clip(super()._check_target(t, groups), 0.0, self.eta)
+
     def _check_domain(self, v, name):
-        if np.any(v < 0) or np.any(v > self.eta):
+        if np.any(v < 0) or np.any(v > self.eta * (1 + 1e-12)):
             raise ValueError(
                 f"{type(self).__name__} needs {name} in [0, eta] = [0, {self.eta}]; "
                 f"got values in [{v.min()}, {v.max()}]. Rescale the utility or "
@@ -759,7 +766,9 @@ class BregmanLoss(TemplateLoss):
     def _check_domain(self, v, name):
         if self.psi == "entropy" and np.any(v < 0):
             raise ValueError(f"psi='entropy' needs {name} >= 0.")
-        if self.eta is not None and (np.any(v < 0) or np.any(v > self.eta)):
+        if self.eta is not None and (
+            np.any(v < 0) or np.any(v > self.eta * (1 + 1e-12))
+        ):
             raise ValueError(f"{name} must lie in [0, eta] = [0, {self.eta}].")
 
     def _link_builtin(self, s):
