@@ -201,7 +201,7 @@ def err_score(
     )
     if exact:
         scale = 2 ** int(p)
-        grades = y_float[ranked.order].astype(np.int64)
+        grades = y_float[ranked.order].astype(np.int64).astype(object)  # big ints
         x = int_ratio(scale - (2**grades - 1), np.full(grades.shape, scale), True)
     else:
         x = 1.0 - (np.exp2(y_float[ranked.order]) - 1.0) / np.exp2(p)
