@@ -8,7 +8,7 @@ from sklearn.isotonic import isotonic_regression
 
 from treerank.metrics._roc import roc_auc_score
 
-__all__ = ["RankingMixin", "calibrate_buckets"]
+__all__ = ["MonotoneCalibration", "RankingMixin", "calibrate_buckets"]
 
 
 def calibrate_buckets(pos_counts, neg_counts):
@@ -49,6 +49,82 @@ def calibrate_buckets(pos_counts, neg_counts):
     )
     proba = np.clip(proba, 0.0, 1.0)
     return proba, int(np.count_nonzero(proba > 0.5))
+
+
+class MonotoneCalibration:
+    """Isotonic calibration of ranking scores, with the matching decision offset.
+
+    Fitted on training scores and labels, it maps a score to a non-decreasing
+    estimate of ``P(Y = 1 | score)`` (a step function: each score takes the
+    value of the nearest distinct training score, midpoints going up), and
+    gives the offset ``threshold_`` such that ``score - threshold_ > 0``
+    exactly when that estimate exceeds 1/2. An estimator whose
+    ``decision_function`` is ``score - threshold_``, ``predict_proba`` this
+    estimate and ``predict`` the sign is consistent in all three.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n_samples,)
+        Training scores (higher = more likely positive).
+    y01 : array-like of shape (n_samples,)
+        Labels in {0, 1}.
+    sample_weight : array-like of shape (n_samples,)
+        Non-negative weights.
+
+    Attributes
+    ----------
+    levels_ : ndarray
+        Distinct training scores, increasing.
+    proba_ : ndarray
+        Calibrated probability of each level (non-decreasing).
+    threshold_ : float
+        Decision offset: midpoint between the highest level with probability
+        at most 1/2 and the next one (or outside the range of levels).
+
+    Examples
+    --------
+    >>> from treerank.base import MonotoneCalibration
+    >>> cal = MonotoneCalibration([1, 2, 3, 4], [0, 0, 1, 1], [1, 1, 1, 1])
+    >>> cal.threshold_
+    2.5
+    >>> cal.predict_proba([0.0, 2.4, 2.6, 9.0])
+    array([0., 0., 1., 1.])
+    """
+
+    def __init__(self, scores, y01, sample_weight):
+        scores = np.asarray(scores, dtype=np.float64)
+        y01 = np.asarray(y01, dtype=np.float64)
+        sample_weight = np.asarray(sample_weight, dtype=np.float64)
+        keep = sample_weight > 0
+        levels, inverse = np.unique(scores[keep], return_inverse=True)
+        weight = np.bincount(inverse, weights=sample_weight[keep])
+        positive = np.bincount(inverse, weights=sample_weight[keep] * y01[keep])
+        proba = isotonic_regression(positive / weight, sample_weight=weight)
+        self.levels_ = levels
+        self.proba_ = np.clip(proba, 0.0, 1.0)
+        above = np.flatnonzero(self.proba_ > 0.5)
+        if above.shape[0] == 0:
+            self.threshold_ = float(levels[-1] + 1.0)
+        elif above[0] == 0:
+            self.threshold_ = float(levels[0] - 1.0)
+        else:
+            self.threshold_ = float(0.5 * (levels[above[0] - 1] + levels[above[0]]))
+        self._cuts = 0.5 * (levels[1:] + levels[:-1])
+
+    def predict_proba(self, scores):
+        """Calibrated ``P(Y = 1 | score)`` for new scores.
+
+        Parameters
+        ----------
+        scores : array-like
+
+        Returns
+        -------
+        proba : ndarray
+        """
+        scores = np.asarray(scores, dtype=np.float64)
+        index = np.searchsorted(self._cuts, scores, side="left")
+        return self.proba_[index]
 
 
 class RankingMixin:

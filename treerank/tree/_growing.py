@@ -6,6 +6,7 @@
 import numpy as np
 from sklearn.base import clone
 
+from treerank.tree._leafrank import leafrank_fit, leafrank_goes_left, leafrank_input
 from treerank.tree._structure import RankingTreeStructure
 
 __all__ = ["grow_ranking_tree"]
@@ -13,15 +14,6 @@ __all__ = ["grow_ranking_tree"]
 _MAX_SEED = np.iinfo(np.int32).max
 # A split must improve local TPR - FPR by more than rounding noise.
 _MIN_GAIN = 1e-12
-
-
-def _leafrank_fit(leafrank, X, y01, sample_weight):
-    """Fit a LeafRank on validated arrays (skipping re-validation if possible)."""
-    fit_arrays = getattr(leafrank, "_fit", None)
-    if fit_arrays is not None:
-        leafrank.n_features_in_ = X.shape[1]
-        return fit_arrays(X, y01, sample_weight)
-    return leafrank.fit(X, y01, sample_weight=sample_weight)
 
 
 def grow_ranking_tree(
@@ -67,6 +59,7 @@ def grow_ranking_tree(
     RankingTreeStructure
     """
     n_samples, n_features = X.shape
+    X = leafrank_input(leafrank, X)
     sets_seed = "random_state" in leafrank.get_params(deep=False)
     children_left, children_right = [], []
     n_pos_list, n_neg_list, leafranks, features_list = [], [], [], []
@@ -104,8 +97,8 @@ def grow_ranking_tree(
         node_leafrank = clone(leafrank)
         if sets_seed:
             node_leafrank.set_params(random_state=int(rng.randint(_MAX_SEED)))
-        _leafrank_fit(node_leafrank, X_node, y_node, w_node)
-        left = np.asarray(node_leafrank.goes_left(X_node), dtype=bool)
+        leafrank_fit(node_leafrank, X_node, y_node, w_node)
+        left = leafrank_goes_left(node_leafrank, X_node)
         pos = y_node == 1
         beta_left = w_node[left & pos].sum() / n_pos
         alpha_left = w_node[left & ~pos].sum() / n_neg

@@ -18,6 +18,11 @@ The LeafRank protocol, all that :class:`~treerank.TreeRank` relies on:
 - ``n_cuts_``: the complexity ``k`` used by the structural pruning penalty;
 - a ``random_state`` parameter, which TreeRank sets per node.
 
+Optionally, for speed, a LeafRank may implement ``_fit_arrays(X, y01,
+sample_weight)`` and ``_goes_left_arrays(X)`` on already validated arrays of
+dtype ``_input_dtype`` (TreeRank converts the data once per tree instead of
+validating it at every node).
+
 Two implementations are provided: :class:`LeafRank` (a depth-limited CART tree
 whose leaves are merged by decreasing beta/alpha, the lecture's algorithm) and
 :class:`ClassifierLeafRank` (an adapter for any scikit-learn classifier).
@@ -39,12 +44,40 @@ from treerank.utils._sklearn_compat import (
     Interval,
     RealNotInt,
     StrOptions,
-    _fit_context,
     validate_data,
 )
 from treerank.utils.validation import check_bipartite_target, check_sample_weight
 
-__all__ = ["BaseLeafRank", "ClassifierLeafRank", "LeafRank", "balanced_node_weights"]
+__all__ = [
+    "BaseLeafRank",
+    "ClassifierLeafRank",
+    "LeafRank",
+    "balanced_node_weights",
+    "leafrank_fit",
+    "leafrank_goes_left",
+    "leafrank_input",
+]
+
+
+def leafrank_input(leafrank, X):
+    """X converted once to the dtype the LeafRank works in (if it says)."""
+    return np.asarray(X, dtype=getattr(leafrank, "_input_dtype", np.float64))
+
+
+def leafrank_fit(leafrank, X, y01, sample_weight):
+    """Fit a LeafRank on validated arrays, without re-validation if supported."""
+    fit_arrays = getattr(leafrank, "_fit_arrays", None)
+    if fit_arrays is not None:
+        return fit_arrays(X, y01, sample_weight)
+    return leafrank.fit(X, y01, sample_weight=sample_weight)
+
+
+def leafrank_goes_left(leafrank, X):
+    """Sides chosen by a fitted LeafRank for validated arrays."""
+    goes_left = getattr(leafrank, "_goes_left_arrays", None)
+    if goes_left is None:
+        goes_left = leafrank.goes_left
+    return np.asarray(goes_left(X), dtype=bool)
 
 
 def balanced_node_weights(y, sample_weight):
@@ -96,9 +129,50 @@ def _local_rates(y, sample_weight, mask):
 class BaseLeafRank(BaseEstimator):
     """Base class of LeafRanks: validation shared by the implementations.
 
-    Subclasses implement ``_fit(X, y01, sample_weight)`` and ``goes_left(X)``;
-    see the module docstring for the protocol.
+    Subclasses implement ``_fit_arrays(X, y01, sample_weight)`` and
+    ``_goes_left_arrays(X)`` on validated arrays of dtype ``_input_dtype``;
+    the public ``fit`` and ``goes_left`` validate and call them. See the
+    module docstring for the protocol.
     """
+
+    _input_dtype = np.float64
+
+    def fit(self, X, y, sample_weight=None):
+        """Learn the split of a node.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The node's data.
+        y : array-like of shape (n_samples,)
+            Binary labels (the larger value, or True, is positive).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights.
+
+        Returns
+        -------
+        self : object
+        """
+        self._validate_params()
+        X, y01, sample_weight = self._validate_fit_input(X, y, sample_weight)
+        return self._fit_arrays(
+            np.asarray(X, dtype=self._input_dtype), y01, sample_weight
+        )
+
+    def goes_left(self, X):
+        """Whether each point goes to the left (better) child.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        left : ndarray of bool of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return self._goes_left_arrays(np.asarray(X, dtype=self._input_dtype))
 
     def _validate_fit_input(self, X, y, sample_weight):
         X, y = validate_data(self, X, y, ensure_min_samples=2, dtype=np.float64)
@@ -223,27 +297,10 @@ class LeafRank(BaseLeafRank):
         self.criterion = criterion
         self.random_state = random_state
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
-        """Learn the split of a node.
+    _input_dtype = np.float32  # scikit-learn's trees work in float32
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            The node's data.
-        y : array-like of shape (n_samples,)
-            Binary labels (the larger value, or True, is positive).
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights.
-
-        Returns
-        -------
-        self : LeafRank
-        """
-        X, y01, sample_weight = self._validate_fit_input(X, y, sample_weight)
-        return self._fit(X, y01, sample_weight)
-
-    def _fit(self, X, y01, sample_weight):
+    def _fit_arrays(self, X, y01, sample_weight):
+        self.n_features_in_ = X.shape[1]
         weights = balanced_node_weights(y01, sample_weight)
         tree = DecisionTreeClassifier(
             max_depth=self.max_depth,
@@ -252,10 +309,11 @@ class LeafRank(BaseLeafRank):
             criterion=self.criterion,
             random_state=self.random_state,
         )
-        tree.fit(X, y01, sample_weight=weights)
+        X = np.ascontiguousarray(X, dtype=np.float32)
+        tree.fit(X, y01, sample_weight=weights, check_input=False)
         self.tree_ = tree
         node_count = tree.tree_.node_count
-        leaf_of_sample = tree.apply(X)
+        leaf_of_sample = tree.apply(X, check_input=False)
         pos = y01 == 1
         beta = (
             np.bincount(
@@ -284,20 +342,9 @@ class LeafRank(BaseLeafRank):
         self.n_cuts_ = 2**self.max_depth - 1
         return self
 
-    def goes_left(self, X):
-        """Whether each point goes to the left (better) child.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        left : ndarray of bool of shape (n_samples,)
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return self.left_nodes_[self.tree_.apply(X)]
+    def _goes_left_arrays(self, X):
+        X = np.ascontiguousarray(X, dtype=np.float32)
+        return self.left_nodes_[self.tree_.apply(X, check_input=False)]
 
     @property
     def feature_importances_(self):
@@ -442,27 +489,8 @@ class ClassifierLeafRank(BaseLeafRank):
         self.estimator = estimator
         self.random_state = random_state
 
-    @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, sample_weight=None):
-        """Learn the split of a node.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            The node's data.
-        y : array-like of shape (n_samples,)
-            Binary labels (the larger value, or True, is positive).
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights.
-
-        Returns
-        -------
-        self : ClassifierLeafRank
-        """
-        X, y01, sample_weight = self._validate_fit_input(X, y, sample_weight)
-        return self._fit(X, y01, sample_weight)
-
-    def _fit(self, X, y01, sample_weight):
+    def _fit_arrays(self, X, y01, sample_weight):
+        self.n_features_in_ = X.shape[1]
         if not has_fit_parameter(self.estimator, "sample_weight"):
             raise ValueError(
                 f"estimator {type(self.estimator).__name__} does not accept "
@@ -489,19 +517,7 @@ class ClassifierLeafRank(BaseLeafRank):
         classes = getattr(self.estimator_, "classes_", np.array([0, 1]))
         return prediction == classes[-1]
 
-    def goes_left(self, X):
-        """Whether each point goes to the left (better) child.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        left : ndarray of bool of shape (n_samples,)
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+    def _goes_left_arrays(self, X):
         return self._predicted_positive(X) != self.flip_
 
     @property

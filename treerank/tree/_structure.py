@@ -11,6 +11,7 @@ the ranking, best first. Every array has one entry per node.
 import numpy as np
 
 from treerank.metrics._roc import roc_curve_from_counts
+from treerank.tree._leafrank import leafrank_goes_left, leafrank_input
 
 __all__ = ["RankingTreeStructure"]
 
@@ -126,6 +127,9 @@ class RankingTreeStructure:
         """
         n_samples = X.shape[0]
         out = np.empty(n_samples, dtype=np.intp)
+        internal = np.flatnonzero(self.children_left >= 0)
+        if internal.shape[0]:
+            X = leafrank_input(self.leafranks[internal[0]], X)
         stack = [(0, np.arange(n_samples))]
         while stack:
             node, rows = stack.pop()
@@ -134,7 +138,7 @@ class RankingTreeStructure:
                 continue
             features = self.features[node]
             X_node = X[rows] if features is None else X[np.ix_(rows, features)]
-            left = np.asarray(self.leafranks[node].goes_left(X_node), dtype=bool)
+            left = leafrank_goes_left(self.leafranks[node], X_node)
             stack.append((self.children_right[node], rows[~left]))
             stack.append((self.children_left[node], rows[left]))
         return out
