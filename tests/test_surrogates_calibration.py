@@ -111,7 +111,9 @@ def test_fixture_f_order_preserving_form_is_calibrated():
     loss = PairwiseLogistic().instance("dcg")
     s_star = minimize_inner_risk(loss, FIXTURE_F)
     # minimizer log E[y] + const, relative to item 4
-    assert_allclose(s_star - s_star[3], np.log(np.array([13, 14, 20]) / 7).tolist() + [0])
+    assert_allclose(
+        s_star - s_star[3], [*np.log(np.array([13, 14, 20]) / 7).tolist(), 0]
+    )
     assert_allclose(s_star - s_star[3], [0.61904, 0.69315, 1.04982, 0], atol=1e-5)
     # the numerical minimizer of the exact inner risk agrees
     s_num = minimize_inner_risk(loss, FIXTURE_F, method="numerical")
@@ -159,7 +161,11 @@ def test_fixture_a_relevance_regression_is_not_ap_optimal():
 
 
 def test_fixture_d_err_binary():
-    dist = [(_vector("001"), F(1, 6)), (_vector("010"), F(1, 3)), (_vector("101"), F(1, 2))]
+    dist = [
+        (_vector("001"), F(1, 6)),
+        (_vector("010"), F(1, 3)),
+        (_vector("101"), F(1, 2)),
+    ]
     err = _err(1)
     assert bayes_optimal_rankings(err, dist) == (F(11, 24), [_ranking("321")])
     assert expected_metric(err, dist, _ranking("312")) == F(65, 144)
@@ -213,8 +219,12 @@ def test_worked_regret_table(s, value, perf, sur, bound):
     U = loss.expected_utility(dist)
     assert_allclose(U, [3, 1, 0])
     assert DCG3.c_phi(2) == pytest.approx(0.5)
-    assert float(bayes_optimal_rankings(DCG3, dist)[0]) == pytest.approx(3.630930, abs=1e-6)
-    assert float(expected_metric_of_scores(DCG3, dist, s)) == pytest.approx(value, abs=1e-6)
+    assert float(bayes_optimal_rankings(DCG3, dist)[0]) == pytest.approx(
+        3.630930, abs=1e-6
+    )
+    assert float(expected_metric_of_scores(DCG3, dist, s)) == pytest.approx(
+        value, abs=1e-6
+    )
     assert float(metric_regret(DCG3, dist, s)) == pytest.approx(perf, abs=1e-6)
     assert loss.inner_regret(s, U) == pytest.approx(sur)
     assert regret_bound(loss, DCG3, sur) == pytest.approx(bound, abs=1e-6)
@@ -369,10 +379,7 @@ def test_tightness_witness_pointwise_squared():
 def _random_distribution(rng, n, n_support, labels):
     weights = rng.integers(1, 10, size=n_support)
     total = int(weights.sum())
-    return [
-        ([F(int(v)) for v in labels(rng)], F(int(w), total))
-        for w in weights
-    ]
+    return [([F(int(v)) for v in labels(rng)], F(int(w), total)) for w in weights]
 
 
 METRICS = {
@@ -429,8 +436,12 @@ def test_tie_averaging_is_exact():
     # items 0 and 1 tied on top: half of each
     assert expected_metric_of_scores(metric, dist, [1.0, 1.0, 0.0]) == F(1, 2)
     # infinite scores (unattained minimizers) sort correctly and tie together
-    assert expected_metric_of_scores(metric, dist, [-np.inf, np.inf, -np.inf]) == F(2, 3)
-    value = expected_metric_of_scores(metric, dist, [1.0, 1.0 + 1e-12, 0.0], tie_tol=1e-9)
+    assert expected_metric_of_scores(metric, dist, [-np.inf, np.inf, -np.inf]) == F(
+        2, 3
+    )
+    value = expected_metric_of_scores(
+        metric, dist, [1.0, 1.0 + 1e-12, 0.0], tie_tol=1e-9
+    )
     assert value == F(1, 2)
 
 
@@ -480,11 +491,20 @@ def test_noise_condition_p_dag_and_p_f():
         (lambda: bayes_optimal_rankings(DCG3, []), "empty"),
         (lambda: bayes_optimal_rankings(DCG3, [([1, 0, 0], 0.5)]), "sum to 1"),
         (lambda: bayes_optimal_rankings(DCG3, [([1, 0, 0], F(1, 2))]), "sum to 1"),
-        (lambda: bayes_optimal_rankings(DCG3, [([1, 0], 0.5), ([1, 0, 0], 0.5)]), "shapes"),
-        (lambda: bayes_optimal_rankings(DCG3, [([1, 0, 0], -1.0), ([0, 0, 0], 2.0)]), ">= 0"),
+        (
+            lambda: bayes_optimal_rankings(DCG3, [([1, 0], 0.5), ([1, 0, 0], 0.5)]),
+            "shapes",
+        ),
+        (
+            lambda: bayes_optimal_rankings(DCG3, [([1, 0, 0], -1.0), ([0, 0, 0], 2.0)]),
+            ">= 0",
+        ),
         (lambda: bayes_optimal_rankings("dcg", [([1, 0, 0], 1.0)]), "metric must be"),
         (lambda: bayes_optimal_rankings(DCG3, [(np.zeros(9), 1.0)]), "at most 8 items"),
-        (lambda: minimize_inner_risk(PointwiseSquared(), [([1.0], 1.0)], method="x"), "method"),
+        (
+            lambda: minimize_inner_risk(PointwiseSquared(), [([1.0], 1.0)], method="x"),
+            "method",
+        ),
         (
             lambda: minimize_inner_risk(
                 PairwiseComparisonLoss(), [([1.0, 0.0], 1.0)], method="closed_form"

@@ -1,4 +1,4 @@
-"""SLAM surrogate: golden values, LP form, upper-bound property, convexity, speed path."""
+"""SLAM surrogate: golden values, LP form, upper-bound property, convexity."""
 
 import itertools
 from fractions import Fraction

@@ -244,7 +244,11 @@ class LinearSurrogateRanker(BaseEstimator):
             theta0,
             jac=True,
             method="L-BFGS-B",
-            options={"maxiter": self.max_iter, "gtol": self.tol},
+            options={
+                "maxiter": self.max_iter,
+                "gtol": self.tol,
+                "ftol": 64 * np.finfo(np.float64).eps,
+            },
         )
         if not result.success and result.nit >= self.max_iter:
             warnings.warn(
