@@ -23,6 +23,7 @@ _SUBMODULES = [
     "exceptions",
     "export",
     "metrics",
+    "model_io",
     "plotting",
     "stability",
     "surrogates",

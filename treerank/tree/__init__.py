@@ -4,6 +4,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 from treerank.tree._classes import TreeRank
+from treerank.tree._frozen import FrozenLinearLeafRank, FrozenTreeLeafRank
 from treerank.tree._leafrank import (
     BaseLeafRank,
     ClassifierLeafRank,
@@ -16,6 +17,8 @@ from treerank.tree._structure import RankingTreeStructure
 __all__ = [
     "BaseLeafRank",
     "ClassifierLeafRank",
+    "FrozenLinearLeafRank",
+    "FrozenTreeLeafRank",
     "LeafRank",
     "RankingTreeStructure",
     "TreeRank",

@@ -368,20 +368,14 @@ class LeafRank(BaseLeafRank):
         check_is_fitted(self)
         self._check_feature_names(feature_names)
         tree = self.tree_.tree_
-        paths = {0: []}
-        rules = []
-        for node in range(tree.node_count):  # parents precede children in sklearn
-            conditions = paths.pop(node)
-            left, right = tree.children_left[node], tree.children_right[node]
-            if left == -1:
-                if self.left_nodes_[node]:
-                    rules.append(conditions)
-                continue
-            name = self._format_feature(int(tree.feature[node]), feature_names)
-            threshold = float(tree.threshold[node])
-            paths[left] = [*conditions, (name, "<=", threshold)]
-            paths[right] = [*conditions, (name, ">", threshold)]
-        return rules
+        return box_rules(
+            tree.children_left,
+            tree.children_right,
+            tree.feature,
+            tree.threshold,
+            self.left_nodes_,
+            lambda index: self._format_feature(index, feature_names),
+        )
 
     def describe(self, feature_names=None):
         """A human-readable description of the left (better) side.
@@ -404,20 +398,7 @@ class LeafRank(BaseLeafRank):
         >>> leafrank.describe(["age"])
         'left if (age > 1.5)'
         """
-        rules = self.left_rules(feature_names)
-        if not rules:
-            return "no split (left side empty)"
-        boxes = []
-        for conditions in rules:
-            if not conditions:
-                boxes.append("(everything)")
-            else:
-                boxes.append(
-                    "("
-                    + " and ".join(f"{f} {op} {t:.6g}" for f, op, t in conditions)
-                    + ")"
-                )
-        return "left if " + " or ".join(boxes)
+        return describe_boxes(self.left_rules(feature_names))
 
 
 def _order_by_ratio(beta, alpha):
@@ -555,15 +536,70 @@ class ClassifierLeafRank(BaseLeafRank):
         check_is_fitted(self)
         self._check_feature_names(feature_names)
         estimator = self.estimator_
-        side = "negative" if self.flip_ else "positive"
         coef = getattr(estimator, "coef_", None)
         if coef is None or np.asarray(coef).size != self.n_features_in_:
+            side = "negative" if self.flip_ else "positive"
             return f"left if {type(estimator).__name__} predicts {side}"
-        coef = np.asarray(coef, dtype=np.float64).ravel()
         intercept = float(np.ravel(getattr(estimator, "intercept_", [0.0]))[0])
-        terms = " + ".join(
-            f"{c:.6g}*{self._format_feature(i, feature_names)}"
-            for i, c in enumerate(coef)
+        return describe_linear(
+            np.asarray(coef, dtype=np.float64).ravel(),
+            intercept,
+            self.flip_,
+            lambda index: self._format_feature(index, feature_names),
         )
-        op = "<=" if self.flip_ else ">"
-        return f"left if {terms} + {intercept:.6g} {op} 0"
+
+
+def box_rules(children_left, children_right, feature, threshold, left_nodes, name):
+    """The union of boxes formed by the kept leaves of a binary tree.
+
+    Parameters
+    ----------
+    children_left, children_right, feature, threshold : ndarray
+        The tree's arrays (scikit-learn layout: parents before children, -1
+        for leaves; a point goes left when ``x[feature] <= threshold``).
+    left_nodes : ndarray of bool
+        The leaves forming the union.
+    name : callable
+        Maps a feature index to its display name.
+
+    Returns
+    -------
+    rules : list of list of (str, str, float)
+        One list of conditions per kept leaf.
+    """
+    paths = {0: []}
+    rules = []
+    for node in range(len(children_left)):
+        conditions = paths.pop(node)
+        left, right = children_left[node], children_right[node]
+        if left == -1:
+            if left_nodes[node]:
+                rules.append(conditions)
+            continue
+        feature_name = name(int(feature[node]))
+        cut = float(threshold[node])
+        paths[left] = [*conditions, (feature_name, "<=", cut)]
+        paths[right] = [*conditions, (feature_name, ">", cut)]
+    return rules
+
+
+def describe_boxes(rules):
+    """Text of a union of boxes: ``left if (a <= 1 and b > 2) or (...)``."""
+    if not rules:
+        return "no split (left side empty)"
+    boxes = []
+    for conditions in rules:
+        if not conditions:
+            boxes.append("(everything)")
+        else:
+            boxes.append(
+                "(" + " and ".join(f"{f} {op} {t:.6g}" for f, op, t in conditions) + ")"
+            )
+    return "left if " + " or ".join(boxes)
+
+
+def describe_linear(coef, intercept, flip, name):
+    """Text of a linear rule: ``left if 0.5*x[0] + -1*x[1] + 0.2 > 0``."""
+    terms = " + ".join(f"{c:.6g}*{name(i)}" for i, c in enumerate(coef))
+    op = "<=" if flip else ">"
+    return f"left if {terms} + {intercept:.6g} {op} 0"

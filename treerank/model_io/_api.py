@@ -1,0 +1,278 @@
+"""``save_model`` and ``load_model``: treerank models as files, without pickle."""
+
+# Authors: The treerank developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import numbers
+
+import numpy as np
+
+from treerank.exceptions import ModelFileError
+from treerank.model_io._archive import read_archive, write_archive
+from treerank.model_io._structures import (
+    LINEAR_CLASSIFIERS,
+    pack_structures,
+    unpack_structures,
+)
+from treerank.tree._classes import TreeRank
+from treerank.tree._leafrank import ClassifierLeafRank, LeafRank
+
+__all__ = ["load_model", "save_model"]
+
+
+# ----------------------------------------------------------------------
+# parameters
+# ----------------------------------------------------------------------
+def _is_primitive(value):
+    return value is None or isinstance(value, (bool, str, numbers.Real))
+
+
+def _primitive(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _encode_params(params, not_saved, prefix=""):
+    encoded = {}
+    for name, value in params.items():
+        if name == "leafrank":
+            encoded[name] = _encode_leafrank(value, not_saved)
+        elif _is_primitive(value) or isinstance(value, np.generic):
+            encoded[name] = _primitive(value)
+        else:
+            encoded[name] = None
+            not_saved.append(prefix + name)
+    return encoded
+
+
+def _encode_leafrank(leafrank, not_saved):
+    if leafrank is None:
+        return None
+    if isinstance(leafrank, LeafRank):
+        return {
+            "class": "LeafRank",
+            "params": _encode_params(
+                leafrank.get_params(deep=False), not_saved, "leafrank__"
+            ),
+        }
+    if isinstance(leafrank, ClassifierLeafRank):
+        estimator = leafrank.estimator
+        name = type(estimator).__name__
+        if LINEAR_CLASSIFIERS.get(name) is not type(estimator):
+            raise ValueError(
+                f"A ClassifierLeafRank around {name} cannot be saved without pickle; "
+                f"supported: LeafRank and {sorted(LINEAR_CLASSIFIERS)}. Use "
+                "joblib.dump."
+            )
+        return {
+            "class": "ClassifierLeafRank",
+            "random_state": _primitive(leafrank.random_state)
+            if _is_primitive(leafrank.random_state)
+            else None,
+            "estimator": {
+                "class": name,
+                "params": _encode_params(
+                    estimator.get_params(deep=False), not_saved, "leafrank__estimator__"
+                ),
+            },
+        }
+    raise ValueError(
+        f"leafrank {type(leafrank).__name__} cannot be saved without pickle; use "
+        "joblib.dump."
+    )
+
+
+def _decode_leafrank(encoded):
+    if encoded is None:
+        return None
+    if not isinstance(encoded, dict):
+        raise ValueError("leafrank must be a JSON object")
+    if encoded.get("class") == "LeafRank":
+        return LeafRank(**encoded["params"])
+    if encoded.get("class") == "ClassifierLeafRank":
+        spec = encoded["estimator"]
+        cls = LINEAR_CLASSIFIERS.get(spec.get("class"))
+        if cls is None:
+            raise ValueError(f"unsupported classifier {spec.get('class')!r}")
+        return ClassifierLeafRank(
+            cls(**spec["params"]), random_state=encoded["random_state"]
+        )
+    raise ValueError(f"unknown leafrank class {encoded.get('class')!r}")
+
+
+def _decode_params(cls, encoded):
+    params = dict(encoded)
+    if "leafrank" in params:
+        params["leafrank"] = _decode_leafrank(params["leafrank"])
+    valid = set(cls().get_params(deep=False))
+    unknown = set(params) - valid
+    if unknown:
+        raise ValueError(f"unknown parameters {sorted(unknown)} for {cls.__name__}")
+    return cls(**params)
+
+
+# ----------------------------------------------------------------------
+# fitted state shared by the estimators
+# ----------------------------------------------------------------------
+def _encode_common(estimator, description):
+    classes = np.asarray(estimator.classes_)
+    description["classes"] = [_primitive(c) for c in classes]
+    description["classes_dtype"] = classes.dtype.str
+    description["n_features_in"] = int(estimator.n_features_in_)
+    names = getattr(estimator, "feature_names_in_", None)
+    description["feature_names_in"] = None if names is None else [str(n) for n in names]
+
+
+def _decode_common(estimator, description):
+    dtype = np.dtype(description["classes_dtype"])
+    if dtype.kind not in "biuf":
+        raise ValueError("classes must be numbers or booleans")
+    classes = np.asarray(description["classes"], dtype=dtype)
+    if classes.shape != (2,):
+        raise ValueError("a model has exactly two classes")
+    estimator.classes_ = classes
+    estimator.n_features_in_ = int(description["n_features_in"])
+    names = description.get("feature_names_in")
+    if names is not None:
+        if len(names) != estimator.n_features_in_:
+            raise ValueError("feature_names_in does not match n_features_in")
+        estimator.feature_names_in_ = np.asarray(names, dtype=object)
+
+
+def _check_features(structures, n_features):
+    for structure in structures:
+        for rule, features in zip(structure.leafranks, structure.features):
+            if rule is None:
+                continue
+            width = n_features if features is None else len(features)
+            if features is not None and (
+                np.any(features < 0) or np.any(features >= n_features)
+            ):
+                raise ValueError("a node uses a feature index out of range")
+            if rule.n_features_in_ != width:
+                raise ValueError("a splitting rule does not match its node's features")
+
+
+# ----------------------------------------------------------------------
+# TreeRank
+# ----------------------------------------------------------------------
+def _encode_treerank(model, not_saved):
+    pruned = model.tree_ is not model.full_tree_
+    structures = [model.full_tree_, model.tree_] if pruned else [model.full_tree_]
+    meta, arrays = pack_structures(structures)
+    description = {
+        "estimator": "TreeRank",
+        "params": _encode_params(model.get_params(deep=False), not_saved),
+        "structures": meta,
+        "pruned": pruned,
+        "ccp_alpha_": model.ccp_alpha_,
+    }
+    _encode_common(model, description)
+    if hasattr(model, "cv_results_"):
+        for key, value in model.cv_results_.items():
+            arrays[f"cv_results.{key}"] = np.asarray(value)
+    return description, arrays
+
+
+def _decode_treerank(description, arrays):
+    model = _decode_params(TreeRank, description["params"])
+    _decode_common(model, description)
+    structures = unpack_structures(description["structures"], arrays)
+    if len(structures) != (2 if description["pruned"] else 1):
+        raise ValueError("wrong number of tree structures")
+    _check_features(structures, model.n_features_in_)
+    model.full_tree_ = structures[0]
+    ccp = description.get("ccp_alpha_")
+    model.ccp_alpha_ = None if ccp is None else float(ccp)
+    model._set_tree(structures[-1])
+    cv = {
+        k[len("cv_results.") :]: v
+        for k, v in arrays.items()
+        if k.startswith("cv_results.")
+    }
+    if cv:
+        model.cv_results_ = cv
+    return model
+
+
+_ENCODERS = {"TreeRank": _encode_treerank}
+_DECODERS = {"TreeRank": _decode_treerank}
+
+
+def save_model(model, path, *, overwrite=True):
+    """Save a fitted TreeRank or RankingForest to a file that loads without pickle.
+
+    The file is a zip archive of JSON metadata and numpy arrays (see
+    :mod:`treerank.model_io`), written atomically. Splitting rules are stored
+    as numbers, so only :class:`~treerank.LeafRank` and binary linear
+    classifiers inside :class:`~treerank.ClassifierLeafRank` are supported;
+    for anything else use ``joblib.dump``. Parameters that are not plain JSON
+    values (a ``RandomState`` instance, a cross-validation splitter) are saved
+    as None and listed under ``params_not_saved`` in the file: predictions do
+    not depend on them.
+
+    Parameters
+    ----------
+    model : TreeRank or RankingForest
+        A fitted model.
+    path : str or path-like
+        Destination (conventionally ``*.trk``).
+    overwrite : bool, default=True
+        If False, refuse to replace an existing file (``FileExistsError``).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from treerank import TreeRank
+    >>> from treerank.datasets import make_nested_squares
+    >>> from treerank.model_io import load_model, save_model
+    >>> X, y = make_nested_squares(500, random_state=0)
+    >>> tree = TreeRank(random_state=0).fit(X, y)
+    >>> path = os.path.join(tempfile.mkdtemp(), "tree.trk")
+    >>> save_model(tree, path)
+    >>> bool((load_model(path).decision_function(X) == tree.decision_function(X)).all())
+    True
+    """
+    name = type(model).__name__
+    encoder = _ENCODERS.get(name)
+    if encoder is None or type(model).__module__.split(".")[0] != "treerank":
+        raise ValueError(
+            f"save_model supports treerank's TreeRank and RankingForest; got {name}."
+        )
+    if not hasattr(model, "classes_"):
+        raise ValueError(f"This {name} is not fitted yet: fit it before saving.")
+    not_saved = []
+    description, arrays = encoder(model, not_saved)
+    description["params_not_saved"] = not_saved
+    write_archive(path, description, arrays, overwrite=overwrite)
+
+
+def load_model(path):
+    """Load a model saved by :func:`save_model` (no code is executed).
+
+    Parameters
+    ----------
+    path : str or path-like
+
+    Returns
+    -------
+    model : TreeRank or RankingForest
+        A fitted model predicting exactly as the saved one. Its splitting
+        rules are frozen (:class:`~treerank.tree.FrozenTreeLeafRank` or
+        :class:`~treerank.tree.FrozenLinearLeafRank`); ``fit`` works as usual.
+
+    Raises
+    ------
+    treerank.exceptions.ModelFileError
+        If the file is not a treerank model, is corrupted or was edited, or
+        describes an inconsistent model.
+    """
+    description, arrays = read_archive(path)
+    try:
+        decoder = _DECODERS[description["estimator"]]
+        return decoder(description, arrays)
+    except ModelFileError:
+        raise
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise ModelFileError(f"{path} describes an inconsistent model: {exc}") from None

@@ -1,0 +1,245 @@
+"""Fitted LeafRanks rebuilt from plain arrays (for model files without pickle).
+
+A saved model stores each node's splitting rule as numbers: the inner CART
+tree's arrays for :class:`~treerank.LeafRank`, the coefficients of a linear
+classifier for :class:`~treerank.ClassifierLeafRank`. The frozen classes below
+apply these rules exactly as the original objects did (CART thresholds are
+compared with the float32 value of each feature, as scikit-learn does), so a
+loaded model predicts bit for bit like the saved one.
+"""
+
+# Authors: The treerank developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import numpy as np
+from sklearn.utils.validation import check_array
+
+from treerank.tree._leafrank import box_rules, describe_boxes, describe_linear
+
+__all__ = ["FrozenLinearLeafRank", "FrozenTreeLeafRank"]
+
+
+class _FrozenBase:
+    """Shared behaviour of frozen rules: validation and feature names."""
+
+    def goes_left(self, X):
+        """Whether each point goes to the left (better) child.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        left : ndarray of bool of shape (n_samples,)
+        """
+        X = check_array(X, dtype=np.float64)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but the rule expects "
+                f"{self.n_features_in_}."
+            )
+        return self._goes_left_arrays(np.asarray(X, dtype=self._input_dtype))
+
+    def _name(self, feature_names):
+        if feature_names is not None and len(feature_names) != self.n_features_in_:
+            raise ValueError(
+                f"feature_names must contain {self.n_features_in_} elements; got "
+                f"{len(feature_names)}."
+            )
+
+        def name(index):
+            return f"x[{index}]" if feature_names is None else str(feature_names[index])
+
+        return name
+
+    def get_params(self, deep=True):
+        """A frozen rule has no parameters (it is never refitted)."""
+        return {}
+
+
+class FrozenTreeLeafRank(_FrozenBase):
+    """The rule of a fitted :class:`~treerank.LeafRank`, from its arrays.
+
+    Parameters
+    ----------
+    children_left, children_right : ndarray of int
+        Inner tree's children (-1 for leaves), parents before children.
+    feature : ndarray of int
+        Split feature of each inner node.
+    threshold : ndarray of float64
+        Split threshold of each inner node (left when ``x <= threshold``).
+    left_nodes : ndarray of bool
+        Inner leaves forming the left (better) side.
+    feature_importances : ndarray of float
+        Importances of the features in the rule.
+    n_cuts : int
+        Complexity used by the structural pruning penalty.
+    gain : float
+        Local TPR - FPR of the left side on the training data.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank.tree import FrozenTreeLeafRank
+    >>> rule = FrozenTreeLeafRank(
+    ...     children_left=[1, -1, -1], children_right=[2, -1, -1], feature=[0, -2, -2],
+    ...     threshold=[1.5, -2.0, -2.0], left_nodes=[False, False, True],
+    ...     feature_importances=[1.0], n_cuts=1, gain=1.0)
+    >>> rule.goes_left(np.array([[0.0], [2.0]]))
+    array([False,  True])
+    >>> rule.describe(["age"])
+    'left if (age > 1.5)'
+    """
+
+    _input_dtype = np.float32
+
+    def __init__(
+        self,
+        children_left,
+        children_right,
+        feature,
+        threshold,
+        left_nodes,
+        feature_importances,
+        n_cuts,
+        gain,
+    ):
+        self.children_left = np.asarray(children_left, dtype=np.intp)
+        self.children_right = np.asarray(children_right, dtype=np.intp)
+        self.feature = np.asarray(feature, dtype=np.intp)
+        self.threshold = np.asarray(threshold, dtype=np.float64)
+        self.left_nodes_ = np.asarray(left_nodes, dtype=bool)
+        self.feature_importances_ = np.asarray(feature_importances, dtype=np.float64)
+        self.n_features_in_ = int(self.feature_importances_.shape[0])
+        self.n_cuts_ = int(n_cuts)
+        self.gain_ = float(gain)
+        n = self.children_left.shape[0]
+        if not (
+            n >= 1
+            and all(
+                a.shape == (n,)
+                for a in (
+                    self.children_right,
+                    self.feature,
+                    self.threshold,
+                    self.left_nodes_,
+                )
+            )
+        ):
+            raise ValueError(
+                "The arrays of a frozen tree rule must all have one entry per node."
+            )
+        internal = self.children_left >= 0
+        nodes = np.arange(n)
+        if np.any(
+            internal & ((self.children_left <= nodes) | (self.children_right <= nodes))
+        ):
+            raise ValueError("A frozen tree rule must list parents before children.")
+        if np.any(internal & (self.children_right >= n)) or np.any(
+            self.children_left >= n
+        ):
+            raise ValueError("A frozen tree rule refers to a node that does not exist.")
+        if np.any(
+            internal & ((self.feature < 0) | (self.feature >= self.n_features_in_))
+        ):
+            raise ValueError(
+                "A frozen tree rule splits on a feature that does not exist."
+            )
+        if not np.all(np.isfinite(self.threshold[internal])):
+            raise ValueError("A frozen tree rule has a non-finite threshold.")
+
+    def _goes_left_arrays(self, X):
+        X = np.asarray(X, dtype=np.float32)
+        rows = np.arange(X.shape[0])
+        node = np.zeros(X.shape[0], dtype=np.intp)
+        while True:
+            left = self.children_left[node]
+            internal = left >= 0
+            if not internal.any():
+                break
+            feature = np.where(internal, self.feature[node], 0)
+            # float32 value promoted to float64, as in scikit-learn's trees
+            go_left = X[rows, feature].astype(np.float64) <= self.threshold[node]
+            node = np.where(
+                internal, np.where(go_left, left, self.children_right[node]), node
+            )
+        return self.left_nodes_[node]
+
+    def left_rules(self, feature_names=None):
+        """The left side as a union of boxes (see ``LeafRank.left_rules``)."""
+        return box_rules(
+            self.children_left,
+            self.children_right,
+            self.feature,
+            self.threshold,
+            self.left_nodes_,
+            self._name(feature_names),
+        )
+
+    def describe(self, feature_names=None):
+        """A human-readable description of the left (better) side."""
+        return describe_boxes(self.left_rules(feature_names))
+
+
+class FrozenLinearLeafRank(_FrozenBase):
+    """The rule of a fitted linear :class:`~treerank.ClassifierLeafRank`.
+
+    Left when ``X @ coef + intercept > 0`` (``<= 0`` when ``flip``), exactly
+    as the binary linear classifier predicted its positive class.
+
+    Parameters
+    ----------
+    coef : ndarray of shape (n_features,)
+    intercept : float
+    flip : bool
+    feature_importances : ndarray of shape (n_features,)
+    n_cuts : int
+    gain : float
+    estimator_name : str
+        Name of the classifier, for descriptions.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank.tree import FrozenLinearLeafRank
+    >>> rule = FrozenLinearLeafRank([1.0, -1.0], 0.0, False, [0.5, 0.5], 2, 0.5)
+    >>> rule.goes_left(np.array([[2.0, 1.0], [0.0, 1.0]]))
+    array([ True, False])
+    """
+
+    _input_dtype = np.float64
+
+    def __init__(
+        self,
+        coef,
+        intercept,
+        flip,
+        feature_importances,
+        n_cuts,
+        gain,
+        estimator_name="linear classifier",
+    ):
+        self.coef = np.asarray(coef, dtype=np.float64).ravel()
+        self.intercept = float(intercept)
+        self.flip_ = bool(flip)
+        self.feature_importances_ = np.asarray(feature_importances, dtype=np.float64)
+        self.n_features_in_ = int(self.coef.shape[0])
+        self.n_cuts_ = int(n_cuts)
+        self.gain_ = float(gain)
+        self.estimator_name = str(estimator_name)
+        if self.feature_importances_.shape != self.coef.shape:
+            raise ValueError("coef and feature_importances must have the same length.")
+        if not (np.all(np.isfinite(self.coef)) and np.isfinite(self.intercept)):
+            raise ValueError("A frozen linear rule has non-finite coefficients.")
+
+    def _goes_left_arrays(self, X):
+        # the same operations as LinearClassifierMixin.decision_function
+        decision = np.asarray(X, dtype=np.float64) @ self.coef[:, None] + self.intercept
+        return (decision.ravel() > 0) != self.flip_
+
+    def describe(self, feature_names=None):
+        """A human-readable description of the left (better) side."""
+        return describe_linear(
+            self.coef, self.intercept, self.flip_, self._name(feature_names)
+        )
