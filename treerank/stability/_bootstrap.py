@@ -66,6 +66,8 @@ class StabilityResult:
         Number of replicates B.
     n_reference : int
         Number of reference points m on which the distances are computed.
+    indices : ndarray of shape (n_bootstrap, n_samples)
+        Rows of X in each replicate's bootstrap sample (with repetitions).
     random_state : int
         Seed that reproduces the run: passing it as ``random_state`` with the
         same inputs gives the same result.
@@ -81,6 +83,7 @@ class StabilityResult:
         replicate_auc,
         auc_source,
         n_reference,
+        indices,
         random_state,
         estimators=None,
     ):
@@ -93,6 +96,7 @@ class StabilityResult:
         self.replicate_auc = replicate_auc
         self.auc_source = auc_source
         self.n_reference = int(n_reference)
+        self.indices = indices
         self.random_state = int(random_state)
         self.estimators = estimators
 
@@ -332,7 +336,7 @@ def bootstrap_stability(
     result : StabilityResult
         ``estimate``, ``std_error``, ``pairwise`` (B x B), ``distances``,
         ``replicate_auc``, ``auc_source``, ``n_bootstrap``, ``n_reference``,
-        ``random_state`` and ``estimators``.
+        ``indices``, ``random_state`` and ``estimators``.
 
     See Also
     --------
@@ -488,6 +492,7 @@ def bootstrap_stability(
         replicate_auc=replicate_auc,
         auc_source="out-of-bag" if X_test is None else "test",
         n_reference=n_reference,
+        indices=np.stack(all_indices),
         random_state=seed,
         estimators=[result[3] for result in results] if return_estimators else None,
     )
