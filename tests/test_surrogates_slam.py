@@ -37,7 +37,9 @@ def _naive_slam(s, y, v, margin=1.0):
         lower = np.flatnonzero(y < y[i])
         if lower.size == 0:
             continue
-        best = lower[np.argmax(s[lower])]  # argmax returns the lowest index
+        # ties in the score: the least relevant, then the lowest index
+        lower = lower[np.lexsort((lower, y[lower]))]
+        best = lower[np.argmax(s[lower])]  # argmax returns the first maximum
         c = margin + s[best] - s[i]
         if c > 0:
             value += v[i] * c
@@ -154,11 +156,15 @@ def test_closed_form_equals_lp(weights, rng):
         assert loss.value(s, y) == pytest.approx(_lp_slam(s, y, v, 0.7), abs=1e-9)
 
 
-def test_vectorized_equals_naive_reference(rng):
+@pytest.mark.parametrize("grades", ["integers", "reals"])
+def test_vectorized_equals_naive_reference(grades, rng):
     sizes = rng.integers(1, 12, size=40)
     qid = np.repeat(np.arange(40), sizes)
     qid = qid[rng.permutation(qid.size)]
-    y = rng.integers(0, 4, size=qid.size).astype(float)
+    if grades == "integers":
+        y = rng.integers(0, 4, size=qid.size).astype(float)
+    else:  # real-valued relevance, with a few ties
+        y = np.round(rng.uniform(0, 3, size=qid.size), 1)
     s = rng.integers(-3, 4, size=qid.size).astype(float)  # many score ties
     for weights in ("ndcg", "ndcg@k"):
         loss = SLAMSurrogate(weights, k=3 if weights == "ndcg@k" else None)

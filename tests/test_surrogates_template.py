@@ -373,3 +373,27 @@ def test_single_item_and_empty_pairs():
     ):
         assert loss.value([0.3], [1.0]) == 0.0
         assert_allclose(loss.grad([0.3], [1.0]), [0.0])
+
+
+@pytest.mark.parametrize("name", sorted(TEMPLATE_LOSSES))
+def test_inner_regret_is_accurate_near_the_minimum(name, rng):
+    loss = TEMPLATE_LOSSES[name]
+    U = rng.uniform(0.2, ETA - 0.2, size=4)
+    U[3] = ETA / 2
+    s_star = loss.argmin(U)
+    direction = rng.normal(size=4)
+    # moderate regret: equals the difference value - infimum
+    s = s_star + 0.5 * direction
+    assert loss.inner_regret(s, U) == pytest.approx(
+        loss.value(s, U) - loss.infimum(U), rel=1e-9, abs=1e-12
+    )
+    # tiny regrets scale like eps^2 (no cancellation noise), except where the
+    # loss is flat (differentiable hinge at U = eta/2)
+    if "diff_hinge" in name:
+        return
+    r1 = loss.inner_regret(s_star + 1e-3 * direction, U)
+    r2 = loss.inner_regret(s_star + 1e-6 * direction, U)
+    if loss.translation_invariant and np.allclose(direction, direction.mean()):
+        return
+    assert r2 > 0
+    assert r2 / r1 == pytest.approx(1e-6, rel=1e-2)

@@ -74,6 +74,20 @@ class AffineDecomposition(BaseEstimator):
     - constants ``F_norm`` (``sup_z ||F_z||_2``), ``U_max`` (``max |U_y|``),
       ``comparison_constant`` (``2 F_norm``) and ``A``
       (``sqrt(r) F_norm U_max``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank.surrogates import HammingDecomposition
+    >>> dec = HammingDecomposition(n_items=3)
+    >>> Y = np.array([[1, 0, 1], [1, 1, 0]])
+    >>> g = dec.label_embedding(Y).mean(axis=0)  # E[U_y], Y uniform
+    >>> g
+    array([1., 0., 0.])
+    >>> dec.decode(g)  # a Bayes output: label 0 always on, ties -> 0
+    array([1, 0, 0])
+    >>> dec.loss([1, 0, 0], [1, 0, 1])
+    0.3333333333333333
     """
 
     exact_supported = True
@@ -285,7 +299,20 @@ class AffineDecomposition(BaseEstimator):
 
 
 class RankingDecomposition(AffineDecomposition):
-    """Base class of the decompositions whose outputs are rankings."""
+    """Base class of the decompositions whose outputs are rankings.
+
+    Outputs are rankings (item indices, best first); the default decoder sorts
+    ``theta`` and ``decode_exact`` enumerates the ``n!`` rankings (n <= 8).
+
+    Examples
+    --------
+    >>> from treerank.surrogates import DCGSurrogate, RankingDecomposition
+    >>> sur = DCGSurrogate(n_items=3)
+    >>> isinstance(sur, RankingDecomposition)
+    True
+    >>> sur.decode([0.1, 0.5, 0.3]), sur.decode_exact([0.1, 0.5, 0.3])
+    (array([1, 2, 0]), array([1, 2, 0]))
+    """
 
     def outputs(self):
         """All ``n_items!`` rankings (item indices best first), guarded to n <= 8."""

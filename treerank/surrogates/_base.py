@@ -83,14 +83,19 @@ class SurrogateLoss(BaseEstimator):
     ``set_params`` (so an estimator that takes a loss can tune its
     parameters with ``loss__<name>``); they are not estimators.
 
-    Class attributes
-    ----------------
-    requires_qid : bool
-        Whether the loss couples the items of a list (pairwise or listwise).
-    is_smooth : bool
-        Whether the loss is continuously differentiable in the scores.
-    translation_invariant : bool
-        Whether adding a constant to the scores of a list leaves it unchanged.
+    Class attributes: ``requires_qid`` (the loss couples the items of a
+    list), ``is_smooth`` (continuously differentiable in the scores),
+    ``translation_invariant`` (adding a constant to a list's scores changes
+    nothing).
+
+    Examples
+    --------
+    >>> from treerank.surrogates import PairwiseLogistic, SurrogateLoss
+    >>> loss = PairwiseLogistic()
+    >>> isinstance(loss, SurrogateLoss), loss.requires_qid
+    (True, True)
+    >>> loss.value([0.0, 0.0, 1.0, 1.0], [1.0, 0.0, 1.0, 0.0], qid=[0, 0, 1, 1])
+    1.3862943611198906
     """
 
     requires_qid = True

@@ -65,7 +65,23 @@ def positions_from_rankings(rankings):
 
 
 def sort_decoder(theta):
-    """Sort items by decreasing ``theta`` (ties by index): one ranking per row."""
+    """Sort items by decreasing ``theta`` (ties by index): one ranking per row.
+
+    Parameters
+    ----------
+    theta : array-like of shape (n_items,) or (n_rows, n_items)
+
+    Returns
+    -------
+    rankings : ndarray of the shape of ``theta``
+        Item indices, best first.
+
+    Examples
+    --------
+    >>> from treerank.surrogates import sort_decoder
+    >>> sort_decoder([0.2, 0.9, 0.2])
+    array([1, 0, 2])
+    """
     theta = np.asarray(theta, dtype=np.float64)
     return np.argsort(-theta, axis=-1, kind="stable")
 
@@ -91,6 +107,14 @@ def greedy_feedback_arc_decoder(weights):
     -----
     O(E (n + E)) for ``E`` edges: each deletion is followed by a cycle check.
     Exact on P_DAG (when the positive part is already acyclic).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank.surrogates import greedy_feedback_arc_decoder
+    >>> w = np.array([[0, 3, 0], [0, 0, 2], [1, 0, 0]])  # a cycle 0 > 1 > 2 > 0
+    >>> greedy_feedback_arc_decoder(w)  # the lightest edge, 2 -> 0, is dropped
+    array([0, 1, 2])
     """
     w = np.asarray(weights, dtype=np.float64)
     n = w.shape[0]

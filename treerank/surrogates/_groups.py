@@ -41,6 +41,12 @@ class Groups:
         ends = np.cumsum(self.sizes)
         self.starts = ends - self.sizes
         self.ends = ends
+        # contiguous lists of equal length: padding is a reshape
+        self._regular = bool(
+            n_groups
+            and np.all(self.sizes == self.sizes[0])
+            and np.all(index[1:] >= index[:-1])
+        )
 
     @classmethod
     def regular(cls, n_lists, n_items):
@@ -57,6 +63,7 @@ class Groups:
         groups.starts = groups.ends - groups.sizes
         groups._pad_rows = index
         groups._pad_cols = np.tile(np.arange(n_items), n_lists)
+        groups._regular = n_lists > 0
         return groups
 
     @property
@@ -83,6 +90,8 @@ class Groups:
 
         Items keep their original order inside a row.
         """
+        if self._regular:
+            return np.asarray(values, dtype=np.float64).reshape(self.n_groups, -1)
         rows, cols = self._pad_index()
         out = np.full((self.n_groups, self.max_size), fill, dtype=np.float64)
         out[rows, cols] = values[self.order]
@@ -90,6 +99,8 @@ class Groups:
 
     def unpad(self, padded):
         """Inverse of :meth:`pad`: the flat array of the real entries."""
+        if self._regular:
+            return padded.reshape(-1)
         rows, cols = self._pad_index()
         out = np.empty(self.n_samples, dtype=padded.dtype)
         out[self.order] = padded[rows, cols]

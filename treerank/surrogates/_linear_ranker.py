@@ -22,7 +22,7 @@ import warnings
 
 import numpy as np
 from scipy.optimize import minimize
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
@@ -58,7 +58,7 @@ LOSSES = (
 
 
 def resolve_loss(loss):
-    """Loss object of a name of :data:`LOSSES` (objects are returned as is).
+    """Loss object of a name of :data:`LOSSES` (objects are cloned).
 
     - ``"slam"``: :class:`SLAMSurrogate` with NDCG weights (upper-bounds
       ``1 - NDCG``); ``"slam_map"``: with MAP weights (binary labels);
@@ -71,7 +71,7 @@ def resolve_loss(loss):
       (logistic, hinge; not calibrated); ``"listnet"``: ListNet.
     """
     if isinstance(loss, SurrogateLoss):
-        return loss
+        return clone(loss)
     if loss == "slam":
         return SLAMSurrogate(weights="ndcg")
     if loss == "slam_map":

@@ -108,6 +108,39 @@ def _check_distribution(distribution):
     return np.stack(targets), p
 
 
+def _x_minus_log1p(x):
+    """``x - log(1 + x) >= 0``, accurate for small ``|x|`` (series)."""
+    x = np.asarray(x, dtype=np.float64)
+    small = np.abs(x) < 1e-3
+    xs = np.where(small, x, 0.0)
+    series = xs**2 / 2 - xs**3 / 3 + xs**4 / 4 - xs**5 / 5
+    with np.errstate(invalid="ignore", divide="ignore"):
+        direct = x - np.log1p(np.where(small, 0.0, x))
+    return np.where(small, series, direct)
+
+
+def _bernoulli_kl(q, s):
+    """``KL(Bernoulli(q) || Bernoulli(sigmoid(s)))`` as a sum of non-negative terms.
+
+    ``KL = q g(p/q - 1) + (1 - q) g((1 - p)/(1 - q) - 1)`` with
+    ``g(x) = x - log(1 + x)``; ``p - q`` is formed from ``sigmoid(s)`` once.
+    """
+    p = expit(s)
+    one_minus_p = expit(-s)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        first = np.where(
+            q > 0, q * _x_minus_log1p((p - q) / np.where(q > 0, q, 1)), 0.0
+        )
+        r = 1.0 - q
+        second = np.where(
+            r > 0, r * _x_minus_log1p((one_minus_p - r) / np.where(r > 0, r, 1)), 0.0
+        )
+    # q = 0 or 1: the remaining term is -log(1 - p) or -log(p)
+    first = np.where(q <= 0, 0.0, first)
+    second = np.where(r <= 0, 0.0, second)
+    return first + second
+
+
 class TemplateLoss(SurrogateLoss):
     """Base class of the order-preserving template losses ``l(s, v)``.
 
@@ -116,6 +149,16 @@ class TemplateLoss(SurrogateLoss):
     exposes the quantities of the calibration theory, for one list at a time:
     :meth:`argmin`, :meth:`infimum`, :meth:`regret_constant`,
     :meth:`inner_risk` and :meth:`inner_regret`.
+
+    Examples
+    --------
+    >>> from treerank.surrogates import PointwiseSquared, TemplateLoss
+    >>> loss = PointwiseSquared()
+    >>> isinstance(loss, TemplateLoss)
+    True
+    >>> U = [3.0, 1.0, 0.0]
+    >>> loss.inner_regret([1.0, 1.5, 0.0], U), loss.regret_constant()
+    (4.25, 1.4142135623730951)
     """
 
     target_name = "v"
@@ -173,12 +216,24 @@ class TemplateLoss(SurrogateLoss):
         Returns
         -------
         regret : float
+
+        Notes
+        -----
+        Where a closed form exists the regret is computed as a sum of
+        non-negative terms (a Bernoulli Kullback-Leibler divergence for the
+        logistic losses, a square for the exponential ones, ...), which keeps
+        its relative accuracy when it is tiny; otherwise as the difference
+        ``l(s, U) - inf``, accurate to about ``1e-16 |l(s, U)|``.
         """
         U = self._check_U(U)
         s = _as_utility_vector(scores, "scores")
         if s.shape != U.shape:
             raise ValueError(f"scores has shape {s.shape} but U has shape {U.shape}.")
-        return max(0.0, self.value(s, U) - self._infimum(U))
+        with np.errstate(over="ignore"):
+            return max(0.0, float(self._regret(s, U)))
+
+    def _regret(self, s, U):
+        return self.value(s, U) - self._infimum(U)
 
     def inner_risk(self, scores, distribution):
         """Exact inner risk ``sum_y p(y) l(s, v_y)`` of one list.
@@ -370,6 +425,9 @@ class PointwiseLogistic(_EtaDomainMixin, _PointwiseLoss):
     def _pointwise_infimum(self, U):
         return self.eta * (entr(U / self.eta) + entr(1.0 - U / self.eta))
 
+    def _regret(self, s, U):
+        return float(np.sum(self.eta * _bernoulli_kl(U / self.eta, s)))
+
     def _regret_constant(self, U):
         return math.sqrt(self.eta)
 
@@ -412,6 +470,10 @@ class PointwiseExponential(_EtaDomainMixin, _PointwiseLoss):
 
     def _pointwise_infimum(self, U):
         return 2.0 * np.sqrt(U * (self.eta - U))
+
+    def _regret(self, s, U):
+        gap = np.sqrt(U) * np.exp(-s / 2) - np.sqrt(self.eta - U) * np.exp(s / 2)
+        return float(np.sum(gap**2))
 
     def _regret_constant(self, U):
         return math.sqrt(self.eta)
@@ -458,6 +520,13 @@ class PointwiseSquaredHinge(_EtaDomainMixin, _PointwiseLoss):
 
     def _pointwise_infimum(self, U):
         return U * (self.eta - U) * self.t**2 / self.eta
+
+    def _regret(self, s, U):
+        inside = (s >= 0) & (s <= self.t)
+        quadratic = self.eta * (s - U * self.t / self.eta) ** 2
+        values, _ = self._pointwise(s, U)
+        other = values - self._pointwise_infimum(U)
+        return float(np.sum(np.where(inside, quadratic, other)))
 
     def _regret_constant(self, U):
         return math.sqrt(2.0 * self.eta) / self.t
@@ -650,6 +719,12 @@ class PairwiseLogistic(_PairwiseLoss):
             p = np.where(tot > 0, U[i] / np.where(tot > 0, tot, 1.0), 0.0)
         return float(np.sum(tot * (entr(p) + entr(1.0 - p))))
 
+    def _regret(self, s, U):
+        i, j = np.triu_indices(U.shape[0], 1)
+        tot = U[i] + U[j]
+        q = np.divide(U[i], tot, out=np.zeros_like(tot), where=tot > 0)
+        return float(np.sum(tot * _bernoulli_kl(q, s[i] - s[j])))
+
 
 class PairwiseExponential(_PairwiseLoss):
     """Pairwise exponential loss ``sum_{i<j} v_i e^{-(s_i - s_j)} + v_j e^{s_i - s_j}``.
@@ -678,6 +753,12 @@ class PairwiseExponential(_PairwiseLoss):
     def _infimum(self, U):
         i, j = np.triu_indices(U.shape[0], 1)
         return float(np.sum(2.0 * np.sqrt(U[i] * U[j])))
+
+    def _regret(self, s, U):
+        i, j = np.triu_indices(U.shape[0], 1)
+        d = s[i] - s[j]
+        gap = np.sqrt(U[i]) * np.exp(-d / 2) - np.sqrt(U[j]) * np.exp(d / 2)
+        return float(np.sum(gap**2))
 
 
 # ---------------------------------------------------------------------------
@@ -853,6 +934,18 @@ class BregmanLoss(TemplateLoss):
 
     def _infimum(self, U):
         return 0.0
+
+    def _regret(self, s, U):
+        if self.psi == "entropy" and self.link == "exp":
+            # sum_i w_i h(U_i / w_i - 1), h(x) = (1 + x) log(1 + x) - x >= 0
+            w = np.exp(s)
+            x = U / w - 1.0
+            small = np.abs(x) < 1e-3
+            xs = np.where(small, x, 0.0)
+            series = xs**2 / 2 - xs**3 / 6 + xs**4 / 12 - xs**5 / 20
+            direct = xlogy(1.0 + x, 1.0 + x) - x
+            return float(np.sum(w * np.where(small, series, direct)))
+        return self.value(s, U)
 
     def _regret_constant(self, U):
         mu = self.mu
