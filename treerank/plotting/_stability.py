@@ -12,7 +12,7 @@ def _check_results(results):
     from treerank.stability import StabilityResult
 
     if isinstance(results, StabilityResult):
-        return {"estimator": results}
+        return {results.estimator_name: results}
     if isinstance(results, dict) and results:
         for name, result in results.items():
             if not isinstance(result, StabilityResult):

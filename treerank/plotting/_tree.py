@@ -172,7 +172,8 @@ def plot_tree(
     sizes = low + (high - low) * mass
 
     if ax is None:
-        width = min(max(4.0, 0.6 * structure.n_leaves + 2.0), 30.0)
+        per_leaf = 2.2 if rules else 0.6
+        width = min(max(4.0, per_leaf * structure.n_leaves + 2.0), 30.0)
         height = min(max(3.0, 0.9 * (structure.depth.max() + 1) + 1.0), 20.0)
         _, ax = plt.subplots(figsize=(width, height))
     nodes_artist = nx.draw_networkx_nodes(

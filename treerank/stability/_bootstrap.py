@@ -64,6 +64,8 @@ class StabilityResult:
         Where ``replicate_auc`` was measured.
     n_bootstrap : int
         Number of replicates B.
+    estimator_name : str
+        Class name of the estimator (the default label of plots).
     n_reference : int
         Number of reference points m on which the distances are computed.
     indices : ndarray of shape (n_bootstrap, n_samples)
@@ -85,6 +87,7 @@ class StabilityResult:
         n_reference,
         indices,
         random_state,
+        estimator_name,
         estimators=None,
     ):
         self.pairwise = pairwise
@@ -97,6 +100,7 @@ class StabilityResult:
         self.auc_source = auc_source
         self.n_reference = int(n_reference)
         self.indices = indices
+        self.estimator_name = str(estimator_name)
         self.random_state = int(random_state)
         self.estimators = estimators
 
@@ -108,7 +112,7 @@ class StabilityResult:
             else "undefined"
         )
         return (
-            f"StabilityResult(estimate={self.estimate:.4f}, "
+            f"StabilityResult({self.estimator_name}, estimate={self.estimate:.4f}, "
             f"std_error={self.std_error:.4f}, n_bootstrap={self.n_bootstrap}, "
             f"n_reference={self.n_reference}, replicate AUC {auc_text})"
         )
@@ -336,7 +340,7 @@ def bootstrap_stability(
     result : StabilityResult
         ``estimate``, ``std_error``, ``pairwise`` (B x B), ``distances``,
         ``replicate_auc``, ``auc_source``, ``n_bootstrap``, ``n_reference``,
-        ``indices``, ``random_state`` and ``estimators``.
+        ``indices``, ``random_state``, ``estimator_name`` and ``estimators``.
 
     See Also
     --------
@@ -494,5 +498,6 @@ def bootstrap_stability(
         n_reference=n_reference,
         indices=np.stack(all_indices),
         random_state=seed,
+        estimator_name=type(estimator).__name__,
         estimators=[result[3] for result in results] if return_estimators else None,
     )

@@ -1,0 +1,289 @@
+"""Plots: each renders to a non-blank PNG under Agg and draws what it should."""
+
+import io
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import roc_auc_score
+
+from treerank import RankingForest, TreeRank
+from treerank.datasets import NestedSquares, make_nested_squares
+from treerank.plotting import (
+    plot_partition,
+    plot_roc,
+    plot_stability,
+    plot_tree,
+    tree_layout,
+)
+from treerank.stability import bootstrap_stability
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+
+
+@pytest.fixture
+def pyplot():
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+    yield plt
+    plt.close("all")
+
+
+def _png_pixels(figure):
+    """Render a figure to PNG bytes and read the pixels back."""
+    import matplotlib.image as mpimg
+
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=60)
+    data = buffer.getvalue()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    buffer.seek(0)
+    return mpimg.imread(buffer, format="png")
+
+
+def _assert_not_blank(figure, min_colours=3):
+    pixels = _png_pixels(figure)[..., :3]
+    assert pixels.var() > 0
+    colours = np.unique(pixels.reshape(-1, 3), axis=0)
+    assert colours.shape[0] >= min_colours
+    # a real share of the canvas is not background white
+    assert np.mean(np.any(pixels < 0.95, axis=-1)) > 0.02
+
+
+@pytest.fixture(scope="module")
+def fitted_tree():
+    X, y = make_nested_squares(1500, random_state=0)
+    return TreeRank(max_depth=4, random_state=0).fit(X, y), X, y
+
+
+def test_plotting_does_not_import_matplotlib_at_import_time():
+    code = (
+        "import sys, treerank.plotting, treerank.export, treerank.stability; "
+        "assert 'matplotlib' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# ----------------------------------------------------------------------
+# plot_tree
+# ----------------------------------------------------------------------
+def test_plot_tree_draws_every_node_in_rank_order(pyplot, fitted_tree):
+    tree, _, _ = fitted_tree
+    t = tree.tree_
+    ax = plot_tree(tree)
+    _assert_not_blank(ax.figure)
+    nodes = ax.collections[0]
+    offsets = np.asarray(nodes.get_offsets())
+    assert offsets.shape == (t.node_count, 2)
+    # leaves evenly spaced, best first; y is minus the depth
+    np.testing.assert_array_equal(offsets[t.leaves, 0], np.arange(t.n_leaves))
+    np.testing.assert_array_equal(offsets[:, 1], -t.depth)
+    # every parent centred above its two children, between them
+    for node in np.flatnonzero(~t.is_leaf):
+        left, right = t.children_left[node], t.children_right[node]
+        assert offsets[node, 0] == pytest.approx(
+            (offsets[left, 0] + offsets[right, 0]) / 2
+        )
+        assert offsets[left, 0] < offsets[node, 0] < offsets[right, 0]
+    # size grows with the mass, the root is the largest
+    sizes = np.asarray(nodes.get_sizes())
+    mass = t.n_pos + t.n_neg
+    order = np.argsort(mass, kind="stable")
+    assert np.all(np.diff(sizes[order]) >= -1e-9)
+    assert sizes[0] == pytest.approx(1500.0)
+    # colour: greener than red above the overall rate, redder below
+    colours = np.asarray(nodes.get_facecolors())[:, :3]
+    rate = t.n_pos / mass
+    above, below = rate > rate[0] + 0.02, rate < rate[0] - 0.02
+    assert above.any() and below.any()
+    assert np.all(colours[above, 1] > colours[above, 0])
+    assert np.all(colours[below, 0] > colours[below, 1])
+    # the leaf labels are the ranks
+    texts = {text.get_text() for text in ax.texts}
+    assert {str(r) for r in range(t.n_leaves)} <= texts
+
+
+def test_plot_tree_options_and_given_axes(pyplot, fitted_tree):
+    tree, _, _ = fitted_tree
+    figure, ax = pyplot.subplots()
+    assert plot_tree(tree.tree_, ax=ax, labels="none", colorbar=False) is ax
+    assert len(ax.texts) == 0
+    assert len(figure.axes) == 1  # no colour bar
+    _assert_not_blank(figure)
+    ax = plot_tree(tree, rules=True, feature_names=["u", "v"], labels="id")
+    rule_texts = [t.get_text() for t in ax.texts if "left if" in t.get_text()]
+    assert len(rule_texts) == tree.tree_.node_count - tree.tree_.n_leaves
+    assert all("x[" not in text for text in rule_texts)
+    with pytest.raises(ValueError, match="labels must be"):
+        plot_tree(tree, labels="names")
+    with pytest.raises(ValueError, match="node_size must be a pair"):
+        plot_tree(tree, node_size=(10, 5))
+
+
+def test_tree_layout_matches_structure(fitted_tree):
+    tree, _, _ = fitted_tree
+    pos = tree_layout(tree)
+    t = tree.tree_
+    assert sorted(pos) == list(range(t.node_count))
+    assert [pos[leaf][0] for leaf in t.leaves] == list(range(t.n_leaves))
+
+
+# ----------------------------------------------------------------------
+# plot_partition
+# ----------------------------------------------------------------------
+def _grid(bounds, resolution):
+    x_min, x_max, y_min, y_max = bounds
+    gx, gy = np.meshgrid(
+        np.linspace(x_min, x_max, resolution), np.linspace(y_min, y_max, resolution)
+    )
+    return np.column_stack([gx.ravel(), gy.ravel()])
+
+
+def test_plot_partition_shows_the_leaves_of_a_tree(pyplot, fitted_tree):
+    tree, X, y = fitted_tree
+    bounds = (-2.0, 2.0, -2.0, 2.0)
+    ax = plot_partition(tree, X, y, bounds=bounds, grid_resolution=80)
+    _assert_not_blank(ax.figure, min_colours=5)
+    image = np.asarray(ax.images[0].get_array())
+    assert image.shape == (80, 80)
+    points = _grid(bounds, 80)
+    ranks = tree.apply(points).reshape(80, 80)
+    reached = np.unique(ranks)
+    # one colour level per leaf reached; the best leaf is 1, the worst 0
+    assert np.unique(image).shape[0] == reached.shape[0]
+    expected = (reached.shape[0] - 1 - np.searchsorted(reached, ranks)) / (
+        reached.shape[0] - 1
+    )
+    np.testing.assert_allclose(image, expected)
+    # the sample points are drawn, split by class
+    scatter_sizes = [len(c.get_offsets()) for c in ax.collections[-2:]]
+    assert sorted(scatter_sizes) == sorted([(y == 0).sum(), (y == 1).sum()])
+    assert {t.get_text() for t in ax.get_legend().get_texts()} == {
+        "negative",
+        "positive",
+    }
+
+
+def test_plot_partition_of_any_scorer(pyplot):
+    X, y = make_nested_squares(400, random_state=1)
+    model = LogisticRegression().fit(X, y)
+    figure, ax = pyplot.subplots()
+    assert plot_partition(model, X, ax=ax, grid_resolution=40, colorbar=False) is ax
+    image = np.asarray(ax.images[0].get_array())
+    # a continuous scorer: the scaled rank follows the linear score
+    scores = model.decision_function(_grid(ax.get_xlim() + ax.get_ylim(), 40))
+    assert np.corrcoef(image.ravel(), scores)[0, 1] > 0.95
+    _assert_not_blank(figure)
+    forest = RankingForest(n_estimators=5, random_state=0).fit(X, y)
+    ax = plot_partition(forest, bounds=(-2, 2, -2, 2), grid_resolution=30)
+    _assert_not_blank(ax.figure)
+
+
+def test_plot_partition_with_dataframe_feature_names(pyplot):
+    pd = pytest.importorskip("pandas")
+    X, y = make_nested_squares(600, random_state=2)
+    frame = pd.DataFrame(X, columns=["width", "height"])
+    tree = TreeRank(max_depth=2, random_state=0).fit(frame, y)
+    ax = plot_partition(tree, frame, y, grid_resolution=30)  # no feature-name warning
+    assert ax.get_xlabel() == "width"
+    assert ax.get_ylabel() == "height"
+
+
+def test_plot_partition_errors(fitted_tree):
+    tree, X, y = fitted_tree
+    X3 = np.column_stack([X, X[:, 0]])
+    with pytest.raises(ValueError, match="exactly 2 features"):
+        plot_partition(TreeRank(max_depth=1).fit(X3, y), X3)
+    with pytest.raises(ValueError, match="needs X"):
+        plot_partition(tree)
+    with pytest.raises(ValueError, match="bounds must be four finite numbers"):
+        plot_partition(tree, bounds=(1, 0, 0, 1))
+    with pytest.raises(ValueError, match="grid_resolution must be an int >= 2"):
+        plot_partition(tree, X, grid_resolution=1)
+    with pytest.raises(ValueError, match="decision_function"):
+        plot_partition(object(), X)
+    with pytest.raises(ValueError, match="y has 3 elements"):
+        plot_partition(tree, X, y[:3])
+    with pytest.raises(ValueError, match="feature_names must contain 2"):
+        plot_partition(tree, X, feature_names=["a"])
+
+
+# ----------------------------------------------------------------------
+# plot_stability
+# ----------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def stability_results():
+    X, y = make_nested_squares(400, random_state=3)
+    tree = bootstrap_stability(
+        TreeRank(max_depth=3), X, y, n_bootstrap=5, random_state=0
+    )
+    linear = bootstrap_stability(
+        LogisticRegression(), X, y, n_bootstrap=5, random_state=0
+    )
+    return {"TreeRank": tree, "logistic": linear}
+
+
+def test_plot_stability_matrix(pyplot, stability_results):
+    result = stability_results["TreeRank"]
+    ax = plot_stability(result)
+    _assert_not_blank(ax.figure)
+    image = ax.images[0].get_array()
+    assert image.shape == (5, 5)
+    assert np.all(np.ma.getmaskarray(image) == np.eye(5, dtype=bool))
+    np.testing.assert_array_equal(image.filled(0.0), result.pairwise)
+    assert f"{result.estimate:.4f}" in ax.get_title()
+
+
+def test_plot_stability_comparisons(pyplot, stability_results):
+    ax = plot_stability(stability_results, kind="distances")
+    _assert_not_blank(ax.figure)
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["TreeRank", "logistic"]
+    # the marked estimates are the results' estimates
+    (errorbar,) = [
+        line
+        for line in ax.lines
+        if line.get_marker() == "o"
+        and np.shape(line.get_xdata()) == (2,)
+        and np.allclose(line.get_xdata(), [1.32, 2.32])
+    ]
+    np.testing.assert_allclose(
+        errorbar.get_ydata(), [r.estimate for r in stability_results.values()]
+    )
+    figure, ax = pyplot.subplots()
+    assert plot_stability(stability_results, kind="auc", ax=ax) is ax
+    _assert_not_blank(figure)
+    points = [line for line in ax.lines if line.get_marker() == "o"]
+    for line, result in zip(points, stability_results.values()):
+        np.testing.assert_allclose(
+            np.sort(line.get_ydata()), np.sort(result.replicate_auc)
+        )
+    assert "out-of-bag" in ax.get_ylabel()
+
+
+def test_plot_stability_errors(stability_results):
+    with pytest.raises(ValueError, match="kind must be"):
+        plot_stability(stability_results["TreeRank"], kind="heatmap")
+    with pytest.raises(ValueError, match="draws one result"):
+        plot_stability(stability_results, kind="matrix")
+    with pytest.raises(ValueError, match="must be a StabilityResult"):
+        plot_stability({"a": 1.0}, kind="auc")
+    with pytest.raises(ValueError, match="results must be a StabilityResult"):
+        plot_stability([1, 2])
+
+
+# ----------------------------------------------------------------------
+# plot_roc
+# ----------------------------------------------------------------------
+def test_plot_roc_renders_with_optimum(pyplot, fitted_tree):
+    tree, _, _ = fitted_tree
+    X_test, y_test = NestedSquares().sample(2000, random_state=9)
+    scores = tree.decision_function(X_test)
+    ax = plot_roc(y_test, {"TreeRank": scores}, optimal_roc=NestedSquares())
+    _assert_not_blank(ax.figure)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels[0].startswith("ROC* (AUC* = ")
+    assert labels[1] == f"TreeRank (AUC = {roc_auc_score(y_test, scores):.3f})"
