@@ -8,22 +8,23 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from treerank import TreeRank
+from treerank import RankingForest, TreeRank
 from treerank.datasets import load_breast_cancer
 
+_STRING_LABELS = (
+    "String class labels are refused on purpose: bipartite ranking needs to "
+    "know which class is positive, and strings carry no such order "
+    "(encode y as 0/1 or bool)."
+)
 EXPECTED_FAILED_CHECKS = {
-    "TreeRank": {
-        "check_classifiers_classes": (
-            "String class labels are refused on purpose: bipartite ranking needs to "
-            "know which class is positive, and strings carry no such order "
-            "(encode y as 0/1 or bool)."
-        ),
-    },
+    "TreeRank": {"check_classifiers_classes": _STRING_LABELS},
+    "RankingForest": {"check_classifiers_classes": _STRING_LABELS},
 }
 
 
 def _estimators():
     yield TreeRank(random_state=0)
+    yield RankingForest(n_estimators=5, random_state=0)
 
 
 def _expected_failed_checks(estimator):

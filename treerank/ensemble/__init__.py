@@ -1,0 +1,13 @@
+"""Ensembles of ranking trees."""
+
+# Authors: The treerank developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from treerank.ensemble._forest import RankingForest
+from treerank.ensemble._leaf_scores import (
+    leaf_midranks,
+    mean_borda_scores,
+    mean_leaf_scores,
+)
+
+__all__ = ["RankingForest", "leaf_midranks", "mean_borda_scores", "mean_leaf_scores"]

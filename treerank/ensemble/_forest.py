@@ -1,0 +1,564 @@
+"""RankingForest: bagged, feature-randomized ranking trees aggregated by a median.
+
+The module holds the estimator and the module-level worker that grows one tree
+(it must be picklable for process-based and distributed joblib backends). The
+aggregation itself is delegated to :mod:`treerank.aggregation` (Kendall median
+over the common subpartition) or to :mod:`treerank.ensemble._leaf_scores`
+(mean of leaf scores, mass-weighted Borda).
+"""
+
+# Authors: The treerank developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import time
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.utils import check_random_state
+from sklearn.utils.parallel import Parallel, delayed
+from sklearn.utils.validation import check_is_fitted
+
+from treerank.base import MonotoneCalibration, RankingMixin
+from treerank.ensemble._leaf_scores import (
+    leaf_midranks,
+    mean_borda_scores,
+    mean_leaf_scores,
+)
+from treerank.metrics._roc import roc_auc_score
+from treerank.tree._classes import TreeRank
+from treerank.tree._leafrank import LeafRank
+from treerank.utils._progress import ProgressBar
+from treerank.utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    RealNotInt,
+    StrOptions,
+    _fit_context,
+    validate_data,
+)
+from treerank.utils.validation import check_bipartite_target, check_sample_weight
+
+__all__ = ["RankingForest"]
+
+_MAX_SEED = np.iinfo(np.int32).max
+_MAX_DRAWS = 20
+
+
+def _draw_sample(rng, n_samples, n_draw, bootstrap, y01, sample_weight):
+    """Row multiplicities of one tree's training sample (both classes present)."""
+    for _ in range(_MAX_DRAWS):
+        if bootstrap:
+            counts = np.bincount(rng.randint(0, n_samples, n_draw), minlength=n_samples)
+        else:
+            counts = np.zeros(n_samples, dtype=np.int64)
+            counts[rng.choice(n_samples, n_draw, replace=False)] = 1
+        weight = sample_weight * counts
+        if weight[y01 == 1].sum() > 0 and weight[y01 == 0].sum() > 0:
+            return counts
+    raise ValueError(
+        f"{_MAX_DRAWS} consecutive resamples of {n_draw} rows held a single class; "
+        "increase max_samples."
+    )
+
+
+def _grow_tree(template, X, y01, sample_weight, seed, bootstrap, n_draw):
+    """Grow one randomized ranking tree; runs in a joblib worker.
+
+    Returns the fitted tree, the in-bag multiplicities and the rank of the leaf
+    of every training row (used for the aggregation and out-of-bag scores).
+    """
+    rng = np.random.RandomState(seed)
+    counts = _draw_sample(rng, X.shape[0], n_draw, bootstrap, y01, sample_weight)
+    tree = clone(template).set_params(random_state=int(rng.randint(_MAX_SEED)))
+    tree.fit(X, y01, sample_weight=sample_weight * counts)
+    leaf_ranks = tree.tree_.leaf_rank[tree.tree_.apply(X)].astype(np.int32)
+    return tree, counts.astype(np.int32), leaf_ranks
+
+
+def _tree_leaf_ranks(tree, X):
+    """Rank of each row's leaf in one fitted tree (X already validated)."""
+    return tree.tree_.leaf_rank[tree.tree_.apply(X)].astype(np.int32)
+
+
+def _run(tasks, *, n_jobs, prefer, label, verbose):
+    """Run joblib tasks, with a progress bar when verbose."""
+    tasks = list(tasks)
+    if not verbose:
+        return Parallel(n_jobs=n_jobs, prefer=prefer)(tasks)
+    bar = ProgressBar(len(tasks), label)
+    try:
+        parallel = Parallel(n_jobs=n_jobs, prefer=prefer, return_as="generator")
+    except ValueError:  # the active backend cannot stream results
+        results = Parallel(n_jobs=n_jobs, prefer=prefer)(tasks)
+        bar.close()
+        return results
+    results = []
+    for result in parallel(tasks):
+        results.append(result)
+        bar.update()
+    bar.close()
+    return results
+
+
+class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
+    """Ranking Forest: bagged randomized TreeRanks aggregated by a Kendall median.
+
+    Each tree is a :class:`TreeRank` grown on a bootstrap sample with feature
+    randomization inside its LeafRanks (``max_features``, FR2) and/or per
+    master-tree node (``max_features_node``, FR1). The trees' leaves partition
+    the input space; the cells of their common subpartition are the distinct
+    vectors of leaf indices of the training points, and each tree ranks these
+    cells (cells within one of its leaves are tied). With
+    ``aggregation="median"`` the forest ranks the cells by a median of these
+    bucket orders for the probabilistic Kendall tau distance (a weighted
+    Kemeny consensus, the cell masses as item weights).
+
+    A new point whose cell was seen at fit time gets its cell's consensus
+    score; a point in an unseen cell is inserted where its Kendall cost
+    against the trees is smallest, given its leaf in each tree. The score of
+    a point depends on that point alone.
+
+    Read more in the :ref:`User Guide <forest>`.
+
+    Parameters
+    ----------
+    n_estimators : int, default=100
+        Number of trees.
+    max_samples : int, float or None, default=None
+        Size of each tree's sample: an int, a fraction of ``n_samples``, or
+        None for ``n_samples``.
+    bootstrap : bool, default=True
+        Draw the samples with replacement (bootstrap) or without (subsampling).
+        Without bootstrap and with ``max_samples=None`` every tree sees all
+        the data and only the feature randomization differs between trees.
+    max_features : int, float, {"sqrt", "log2"} or None, default="sqrt"
+        Features drawn at each split of a LeafRank's inner tree (FR2). Set on
+        the LeafRank template, which must then have a ``max_features``
+        parameter.
+    max_features_node : int, float, {"sqrt", "log2"} or None, default=None
+        Features drawn at each node of each master tree (FR1).
+    max_depth : int or None, default=6
+        Maximum depth of each tree.
+    min_samples_split : int, default=50
+        Minimum number of rows of a node to split it.
+    leafrank : LeafRank-like or None, default=None
+        Template of the splitter. None uses
+        ``LeafRank(max_depth=4, min_samples_leaf=30)``: more flexible than a
+        single TreeRank's default, since aggregation reduces the variance of
+        the trees but not their bias (measured in ``benchmarks/bench_forest.py``:
+        higher test AUC than depth 3 / leaf 50 on every benchmark set).
+    ccp_alpha : float, default=0.0
+        Cost-complexity pruning of each tree (0: no pruning).
+    aggregation : {"median", "mean", "borda"}, default="median"
+        How the trees' rankings are combined:
+
+        - "median": Kendall median over the common subpartition (above);
+        - "mean": mean of the normalized leaf scores ``(K_b - i)/K_b``, as the
+          original R package and usual bagging;
+        - "borda": mean of the leaf mid-ranks under the training distribution
+          (a mass-weighted Borda count).
+    aggregation_method : str, default="auto"
+        Solver of the median (see :func:`treerank.aggregation.kemeny_median`).
+    n_jobs : int or None, default=None
+        Trees grown in parallel through joblib (``-1`` for all cores). Any
+        joblib backend works, e.g. Dask with
+        ``joblib.parallel_config(backend="dask")``; the trees' seeds are drawn
+        before dispatch, so the forest does not depend on the backend.
+    random_state : int, RandomState instance or None, default=None
+        Controls the samples, the feature randomization and the median solver.
+    verbose : int, default=0
+        If positive, show a progress bar while growing the trees and the time
+        spent in the aggregation.
+
+    Attributes
+    ----------
+    estimators_ : list of TreeRank
+        The fitted trees.
+    estimators_samples_ : ndarray of shape (n_estimators, n_samples)
+        Multiplicity of each training row in each tree's sample.
+    oob_score_ : float
+        Out-of-bag AUC (with bootstrap or subsampling): each training row is
+        scored by the mean normalized leaf score over the trees that did not
+        see it (whatever ``aggregation``); NaN if that is undefined.
+    oob_decision_function_ : ndarray of shape (n_samples,)
+        Those out-of-bag scores (NaN for rows seen by every tree).
+    consensus_objective_ : float or None
+        For ``aggregation="median"``: the Kemeny objective of the consensus
+        (see :func:`treerank.aggregation.kemeny_objective`); None otherwise.
+    borda_objective_ : float or None
+        The same objective for the Borda (mean rank) order of the cells.
+    n_cells_ : int or None
+        Number of cells of the common subpartition (``"median"``).
+    aggregation_time_ : float
+        Seconds spent aggregating (common subpartition + median).
+    feature_importances_ : ndarray of shape (n_features,)
+        Mean of the trees' importances.
+    classes_ : ndarray of shape (2,)
+        The labels, negative first.
+    n_features_in_ : int
+        Number of features seen during fit.
+
+    See Also
+    --------
+    TreeRank : A single ranking tree.
+    treerank.aggregation.kemeny_median : The median solver.
+
+    References
+    ----------
+    .. [1] S. Clémençon, M. Depecker and N. Vayatis, "Ranking forests",
+       Journal of Machine Learning Research 14, 2013.
+
+    Examples
+    --------
+    >>> from treerank import RankingForest
+    >>> from treerank.datasets import make_nested_squares
+    >>> X, y = make_nested_squares(1000, random_state=0)
+    >>> forest = RankingForest(n_estimators=10, random_state=0).fit(X, y)
+    >>> X_test, y_test = make_nested_squares(2000, random_state=1)
+    >>> bool(forest.score(X_test, y_test) > 0.7)
+    True
+    """
+
+    _parameter_constraints: dict = {
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "max_samples": [
+            Interval(Integral, 2, None, closed="left"),
+            Interval(RealNotInt, 0.0, 1.0, closed="right"),
+            None,
+        ],
+        "bootstrap": ["boolean"],
+        "max_features": [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(RealNotInt, 0.0, 1.0, closed="right"),
+            StrOptions({"sqrt", "log2"}),
+            None,
+        ],
+        "max_features_node": [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(RealNotInt, 0.0, 1.0, closed="right"),
+            StrOptions({"sqrt", "log2"}),
+            None,
+        ],
+        "max_depth": [Interval(Integral, 0, None, closed="left"), None],
+        "min_samples_split": [Interval(Integral, 2, None, closed="left")],
+        "leafrank": [HasMethods(["fit", "goes_left"]), None],
+        "ccp_alpha": [Interval(Real, 0.0, None, closed="left")],
+        "aggregation": [StrOptions({"median", "mean", "borda"})],
+        "aggregation_method": [str],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        *,
+        n_estimators=100,
+        max_samples=None,
+        bootstrap=True,
+        max_features="sqrt",
+        max_features_node=None,
+        max_depth=6,
+        min_samples_split=50,
+        leafrank=None,
+        ccp_alpha=0.0,
+        aggregation="median",
+        aggregation_method="auto",
+        n_jobs=None,
+        random_state=None,
+        verbose=0,
+    ):
+        self.n_estimators = n_estimators
+        self.max_samples = max_samples
+        self.bootstrap = bootstrap
+        self.max_features = max_features
+        self.max_features_node = max_features_node
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.leafrank = leafrank
+        self.ccp_alpha = ccp_alpha
+        self.aggregation = aggregation
+        self.aggregation_method = aggregation_method
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.input_tags.allow_nan = False
+        return tags
+
+    # ------------------------------------------------------------------
+    # fitting
+    # ------------------------------------------------------------------
+    def _tree_template(self):
+        if self.leafrank is None:
+            leafrank = LeafRank(max_depth=4, min_samples_leaf=30)
+        else:
+            leafrank = clone(self.leafrank)
+        if self.max_features is not None:
+            if "max_features" not in leafrank.get_params(deep=False):
+                raise ValueError(
+                    f"max_features={self.max_features!r} needs a LeafRank with a "
+                    f"max_features parameter; {type(leafrank).__name__} has none "
+                    "(use max_features=None, or max_features_node for FR1)."
+                )
+            leafrank.set_params(max_features=self.max_features)
+        return TreeRank(
+            max_depth=self.max_depth,
+            min_samples_split=self.min_samples_split,
+            leafrank=leafrank,
+            max_features_node=self.max_features_node,
+            ccp_alpha=self.ccp_alpha,
+        )
+
+    def _sample_size(self, n_samples):
+        if self.max_samples is None:
+            n_draw = n_samples
+        elif isinstance(self.max_samples, Integral):
+            if self.max_samples > n_samples and not self.bootstrap:
+                raise ValueError(
+                    f"max_samples={self.max_samples} exceeds n_samples={n_samples}; "
+                    "without bootstrap a sample cannot be larger than the data."
+                )
+            n_draw = int(self.max_samples)
+        else:
+            n_draw = max(2, round(self.max_samples * n_samples))
+        return n_draw
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Grow the trees and aggregate their rankings.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data; NaN and infinity are refused.
+        y : array-like of shape (n_samples,)
+            Binary labels (the larger value, or True, is positive; strings are
+            refused as ambiguous).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights, multiplied by the bootstrap multiplicities.
+
+        Returns
+        -------
+        self : RankingForest
+        """
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        y01, self.classes_ = check_bipartite_target(y)
+        sample_weight = check_sample_weight(sample_weight, X.shape[0])
+        if not np.any(sample_weight > 0):
+            raise ValueError("sample_weight is all zero: no sample to learn from.")
+        for label, name in [(1, "positive"), (0, "negative")]:
+            if not np.any((sample_weight > 0) & (y01 == label)):
+                raise ValueError(
+                    f"y has no {name} sample with positive weight: both classes are "
+                    "needed to learn a ranking."
+                )
+        rng = check_random_state(self.random_state)
+        template = self._tree_template()
+        n_draw = self._sample_size(X.shape[0])
+        # seeds drawn here, before dispatch: the forest does not depend on n_jobs
+        # or on the joblib backend
+        seeds = rng.randint(_MAX_SEED, size=self.n_estimators)
+        aggregation_seed = int(rng.randint(_MAX_SEED))
+        # Tree growth runs much Python per node (it holds the GIL), so
+        # processes parallelize it better than threads; `prefer` leaves the
+        # final say to an enclosing joblib.parallel_config.
+        results = _run(
+            (
+                delayed(_grow_tree)(
+                    template, X, y01, sample_weight, seed, self.bootstrap, n_draw
+                )
+                for seed in seeds
+            ),
+            n_jobs=self.n_jobs,
+            prefer="processes",
+            label="growing trees",
+            verbose=self.verbose,
+        )
+        self.estimators_ = [result[0] for result in results]
+        self.estimators_samples_ = np.stack([result[1] for result in results])
+        leaf_ranks = np.column_stack([result[2] for result in results])
+        self._n_leaves = np.array([t.tree_.n_leaves for t in self.estimators_])
+        self._set_oob(leaf_ranks, y01, sample_weight)
+        start = time.perf_counter()
+        self._aggregate(leaf_ranks, sample_weight, aggregation_seed)
+        self.aggregation_time_ = time.perf_counter() - start
+        if self.verbose:
+            print(f"aggregation ({self.aggregation}): {self.aggregation_time_:.2f} s")
+        raw = self._raw_scores(leaf_ranks)
+        self._calibration = MonotoneCalibration(raw, y01, sample_weight)
+        return self
+
+    def _set_oob(self, leaf_ranks, y01, sample_weight):
+        out_of_bag = self.estimators_samples_.T == 0  # (n_samples, n_trees)
+        normalized = (self._n_leaves - leaf_ranks) / self._n_leaves
+        n_oob = out_of_bag.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            oob = np.where(out_of_bag, normalized, 0.0).sum(axis=1) / n_oob
+        self.oob_decision_function_ = np.where(n_oob > 0, oob, np.nan)
+        scored = (n_oob > 0) & (sample_weight > 0)
+        if (
+            scored.any()
+            and np.any(y01[scored] == 1)
+            and np.any(y01[scored] == 0)
+        ):
+            self.oob_score_ = roc_auc_score(
+                y01[scored], oob[scored], sample_weight=sample_weight[scored]
+            )
+        else:
+            self.oob_score_ = np.nan
+
+    def _aggregate(self, leaf_ranks, sample_weight, seed):
+        self.consensus_objective_ = None
+        self.borda_objective_ = None
+        self.n_cells_ = None
+        if self.aggregation == "borda":
+            self._midranks = []
+            keep = sample_weight > 0
+            for b in range(leaf_ranks.shape[1]):
+                masses = np.bincount(
+                    leaf_ranks[keep, b],
+                    weights=sample_weight[keep],
+                    minlength=self._n_leaves[b],
+                )
+                self._midranks.append(leaf_midranks(masses))
+        elif self.aggregation == "median":
+            self._fit_median(leaf_ranks, sample_weight, seed)
+
+    def _fit_median(self, leaf_ranks, sample_weight, seed):
+        from treerank.aggregation import (
+            ConsensusInserter,
+            common_subpartition,
+            kemeny_median,
+            kemeny_objective,
+        )
+
+        keep = sample_weight > 0
+        cells = common_subpartition(leaf_ranks[keep], sample_weight=sample_weight[keep])
+        masses = cells.cell_weights
+        median = kemeny_median(
+            cells.rankings,
+            item_weights=masses,
+            method=self.aggregation_method,
+            random_state=seed,
+        )
+        borda = kemeny_median(cells.rankings, item_weights=masses, method="borda")
+        self.consensus_objective_ = float(median.objective)
+        self.borda_objective_ = float(
+            kemeny_objective(borda.consensus, cells.rankings, item_weights=masses)
+        )
+        self.n_cells_ = int(cells.rankings.shape[1])
+        self.cells_ = np.ascontiguousarray(cells.cell_ranks, dtype=np.int32)
+        self.consensus_ = np.asarray(median.consensus, dtype=np.int64)
+        self.cell_weights_ = np.asarray(masses, dtype=np.float64)
+        self._inserter = ConsensusInserter(
+            self.consensus_, cells.rankings, item_weights=masses
+        )
+
+    # ------------------------------------------------------------------
+    # scoring
+    # ------------------------------------------------------------------
+    def _leaf_ranks(self, X):
+        return np.column_stack([_tree_leaf_ranks(tree, X) for tree in self.estimators_])
+
+    def _raw_scores(self, leaf_ranks):
+        if self.aggregation == "mean":
+            return mean_leaf_scores(leaf_ranks, self._n_leaves)
+        if self.aggregation == "borda":
+            return mean_borda_scores(leaf_ranks, self._midranks)
+        return self._median_scores(leaf_ranks)
+
+    def _median_scores(self, leaf_ranks):
+        """Minus the consensus position: seen cells exactly, unseen ones inserted."""
+        n_cells = self.cells_.shape[0]
+        rows = np.ascontiguousarray(leaf_ranks, dtype=np.int32)
+        combined = np.concatenate([self.cells_, rows])
+        _, inverse = np.unique(combined, axis=0, return_inverse=True)
+        inverse = inverse.ravel()
+        cell_of_unique = np.full(inverse.max() + 1, -1, dtype=np.int64)
+        cell_of_unique[inverse[:n_cells]] = np.arange(n_cells)
+        cell = cell_of_unique[inverse[n_cells:]]
+        position = np.empty(rows.shape[0], dtype=np.float64)
+        seen = cell >= 0
+        position[seen] = self.consensus_[cell[seen]]
+        if not seen.all():
+            position[~seen] = self._inserter.positions(rows[~seen])
+        return -position
+
+    def _validate_X_predict(self, X):
+        check_is_fitted(self)
+        return validate_data(self, X, reset=False, dtype=np.float64)
+
+    def decision_function(self, X):
+        """Aggregated ranking score of each sample (higher = ranked first).
+
+        A monotone function of the aggregated ranking (for ``"median"``: minus
+        the position in the consensus bucket order), shifted so that the
+        score is positive exactly where :meth:`predict` returns the positive
+        class. The score of a sample depends on that sample alone.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,)
+        """
+        X = self._validate_X_predict(X)
+        raw = self._raw_scores(self._leaf_ranks(X))
+        return raw - self._calibration.threshold_
+
+    def predict_proba(self, X):
+        """Calibrated ``P(Y = 1 | x)``: isotonic in the aggregated score.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, 2)
+        """
+        X = self._validate_X_predict(X)
+        raw = self._raw_scores(self._leaf_ranks(X))
+        eta = self._calibration.predict_proba(raw)
+        return np.column_stack([1.0 - eta, eta])
+
+    def predict(self, X):
+        """Class label: positive where ``decision_function(X) > 0``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+    def apply(self, X):
+        """Rank of each sample's leaf in each tree (0 = the tree's best leaf).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        leaf_ranks : ndarray of int of shape (n_samples, n_estimators)
+        """
+        X = self._validate_X_predict(X)
+        return self._leaf_ranks(X)
+
+    @property
+    def feature_importances_(self):
+        """Mean of the trees' normalized importances."""
+        check_is_fitted(self)
+        return np.mean([tree.feature_importances_ for tree in self.estimators_], axis=0)
