@@ -37,8 +37,9 @@ def mean_leaf_scores(leaf_ranks, n_leaves):
     array([0.875, 0.75 ])
     """
     n_leaves = np.asarray(n_leaves, dtype=np.float64)
+    n_trees = leaf_ranks.shape[1]
     return _mean_over_trees(
-        (n_leaves[b] - leaf_ranks[:, b]) / n_leaves[b] for b in range(leaf_ranks.shape[1])
+        (n_leaves[b] - leaf_ranks[:, b]) / n_leaves[b] for b in range(n_trees)
     )
 
 
