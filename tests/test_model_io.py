@@ -188,3 +188,27 @@ def test_pickle_and_joblib_still_work(tmp_path, data):
     model = TreeRank(random_state=0).fit(X, y)
     joblib.dump(model, tmp_path / "m.joblib")
     _same_predictions(model, joblib.load(tmp_path / "m.joblib"), X_new)
+
+
+@pytest.mark.parametrize("aggregation", ["median", "mean", "borda"])
+def test_forest_round_trip_is_exact(tmp_path, data, aggregation):
+    from treerank import RankingForest
+
+    X, y, X_new = data
+    forest = RankingForest(
+        n_estimators=6, aggregation=aggregation, ccp_alpha=0.002, random_state=0
+    ).fit(X, y)
+    path = tmp_path / "forest.trk"
+    save_model(forest, path)
+    loaded = load_model(path)
+    _same_predictions(forest, loaded, X_new)
+    assert loaded.oob_score_ == forest.oob_score_
+    assert loaded.consensus_objective_ == forest.consensus_objective_
+    np.testing.assert_array_equal(
+        loaded.estimators_samples_, forest.estimators_samples_
+    )
+    np.testing.assert_array_equal(
+        loaded.feature_importances_, forest.feature_importances_
+    )
+    # and the loaded forest can be refitted like any estimator
+    assert loaded.fit(X, y).n_features_in_ == 4

@@ -111,6 +111,42 @@ class MonotoneCalibration:
             self.threshold_ = float(0.5 * (levels[above[0] - 1] + levels[above[0]]))
         self._cuts = 0.5 * (levels[1:] + levels[:-1])
 
+    @classmethod
+    def from_arrays(cls, levels, proba, threshold):
+        """Rebuild a fitted calibration from its attributes (for model files).
+
+        Parameters
+        ----------
+        levels : ndarray
+            Increasing distinct scores.
+        proba : ndarray
+            Non-decreasing probabilities in [0, 1], one per level.
+        threshold : float
+            Decision offset.
+
+        Returns
+        -------
+        calibration : MonotoneCalibration
+        """
+        levels = np.asarray(levels, dtype=np.float64)
+        proba = np.asarray(proba, dtype=np.float64)
+        if (
+            levels.ndim != 1
+            or levels.shape != proba.shape
+            or levels.shape[0] == 0
+            or np.any(np.diff(levels) <= 0)
+            or np.any(np.diff(proba) < 0)
+            or np.any((proba < 0) | (proba > 1))
+            or not np.isfinite(threshold)
+        ):
+            raise ValueError("inconsistent calibration arrays")
+        calibration = cls.__new__(cls)
+        calibration.levels_ = levels
+        calibration.proba_ = proba
+        calibration.threshold_ = float(threshold)
+        calibration._cuts = 0.5 * (levels[1:] + levels[:-1])
+        return calibration
+
     def predict_proba(self, scores):
         """Calibrated ``P(Y = 1 | score)`` for new scores.
 

@@ -7,6 +7,8 @@ import numbers
 
 import numpy as np
 
+from treerank.base import MonotoneCalibration
+from treerank.ensemble._forest import RankingForest
 from treerank.exceptions import ModelFileError
 from treerank.model_io._archive import read_archive, write_archive
 from treerank.model_io._structures import (
@@ -196,8 +198,122 @@ def _decode_treerank(description, arrays):
     return model
 
 
-_ENCODERS = {"TreeRank": _encode_treerank}
-_DECODERS = {"TreeRank": _decode_treerank}
+# ----------------------------------------------------------------------
+# RankingForest
+# ----------------------------------------------------------------------
+def _encode_forest(model, not_saved):
+    trees = model.estimators_
+    structures, pruned = [], []
+    for tree in trees:
+        pruned.append(tree.tree_ is not tree.full_tree_)
+        structures.append(tree.full_tree_)
+        if pruned[-1]:
+            structures.append(tree.tree_)
+    meta, arrays = pack_structures(structures)
+    tree_params = trees[0].get_params(deep=False)
+    tree_params.pop("random_state")
+    description = {
+        "estimator": "RankingForest",
+        "params": _encode_params(model.get_params(deep=False), not_saved),
+        "tree_params": _encode_params(tree_params, not_saved, "tree__"),
+        "structures": meta,
+        "tree_pruned": pruned,
+        "tree_ccp_alpha": [tree.ccp_alpha_ for tree in trees],
+        "oob_score": None if np.isnan(model.oob_score_) else float(model.oob_score_),
+        "aggregation_time": float(model.aggregation_time_),
+        "consensus_objective": model.consensus_objective_,
+        "borda_objective": model.borda_objective_,
+        "threshold": model._calibration.threshold_,
+    }
+    _encode_common(model, description)
+    arrays["tree_random_state"] = np.array(
+        [tree.random_state for tree in trees], dtype=np.int64
+    )
+    arrays["estimators_samples"] = model.estimators_samples_
+    arrays["oob_decision_function"] = model.oob_decision_function_
+    arrays["calibration_levels"] = model._calibration.levels_
+    arrays["calibration_proba"] = model._calibration.proba_
+    if model.aggregation == "median":
+        arrays["cells"] = model.cells_
+        arrays["consensus"] = model.consensus_
+        arrays["cell_weights"] = model.cell_weights_
+    elif model.aggregation == "borda":
+        arrays["midrank_offsets"] = np.concatenate(
+            [[0], np.cumsum([len(m) for m in model._midranks])]
+        )
+        arrays["midranks"] = np.concatenate(model._midranks)
+    return description, arrays
+
+
+def _decode_forest(description, arrays):
+    from treerank.aggregation import ConsensusInserter
+
+    model = _decode_params(RankingForest, description["params"])
+    _decode_common(model, description)
+    structures = unpack_structures(description["structures"], arrays)
+    _check_features(structures, model.n_features_in_)
+    seeds = arrays["tree_random_state"]
+    pruned = description["tree_pruned"]
+    if len(pruned) != seeds.shape[0] or len(structures) != len(pruned) + sum(pruned):
+        raise ValueError("the tree structures do not match the number of trees")
+    trees, cursor = [], 0
+    for b, is_pruned in enumerate(pruned):
+        tree = _decode_params(
+            TreeRank, {**description["tree_params"], "random_state": int(seeds[b])}
+        )
+        tree.classes_ = np.array([0, 1])
+        tree.n_features_in_ = model.n_features_in_
+        tree.full_tree_ = structures[cursor]
+        ccp = description["tree_ccp_alpha"][b]
+        tree.ccp_alpha_ = None if ccp is None else float(ccp)
+        tree._set_tree(structures[cursor + 1] if is_pruned else structures[cursor])
+        cursor += 2 if is_pruned else 1
+        trees.append(tree)
+    model.estimators_ = trees
+    model.estimators_samples_ = np.asarray(arrays["estimators_samples"])
+    model.oob_decision_function_ = np.asarray(arrays["oob_decision_function"])
+    oob = description["oob_score"]
+    model.oob_score_ = np.nan if oob is None else float(oob)
+    model.aggregation_time_ = float(description["aggregation_time"])
+    model._n_leaves = np.array([tree.tree_.n_leaves for tree in trees])
+    n_samples = model.oob_decision_function_.shape[0]
+    if model.estimators_samples_.shape != (len(trees), n_samples):
+        raise ValueError("estimators_samples does not match the number of trees")
+    model.consensus_objective_ = description["consensus_objective"]
+    model.borda_objective_ = description["borda_objective"]
+    model.n_cells_ = None
+    if model.aggregation == "median":
+        cells = np.ascontiguousarray(arrays["cells"], dtype=np.int32)
+        if cells.ndim != 2 or cells.shape[1] != len(trees):
+            raise ValueError("cells must have one column per tree")
+        if np.any(cells < 0) or np.any(cells >= model._n_leaves[None, :]):
+            raise ValueError("a cell refers to a leaf that does not exist")
+        model.cells_ = cells
+        model.consensus_ = np.asarray(arrays["consensus"], dtype=np.int64)
+        model.cell_weights_ = np.asarray(arrays["cell_weights"], dtype=np.float64)
+        model.n_cells_ = int(cells.shape[0])
+        model._inserter = ConsensusInserter(
+            model.consensus_, cells.T, item_weights=model.cell_weights_
+        )
+    elif model.aggregation == "borda":
+        offsets, values = arrays["midrank_offsets"], arrays["midranks"]
+        if offsets.shape[0] != len(trees) + 1:
+            raise ValueError("midranks do not match the number of trees")
+        model._midranks = [
+            values[offsets[b] : offsets[b + 1]] for b in range(len(trees))
+        ]
+        if any(m.shape[0] != k for m, k in zip(model._midranks, model._n_leaves)):
+            raise ValueError("midranks do not match the trees' leaves")
+    model._calibration = MonotoneCalibration.from_arrays(
+        arrays["calibration_levels"],
+        arrays["calibration_proba"],
+        description["threshold"],
+    )
+    return model
+
+
+_ENCODERS = {"TreeRank": _encode_treerank, "RankingForest": _encode_forest}
+_DECODERS = {"TreeRank": _decode_treerank, "RankingForest": _decode_forest}
 
 
 def save_model(model, path, *, overwrite=True):
