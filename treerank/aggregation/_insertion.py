@@ -1,0 +1,295 @@
+"""Insertion of unseen items into a fitted consensus bucket order (DESIGN §5.5).
+
+A new item x is known only by its bucket in each ranking (for a forest: the rank
+of its leaf in each tree). Its Kendall cost against the rankings, when placed in
+the consensus, is
+
+    cost(position) = sum_b w_b sum_j m_j U_xj(position, r_b),
+
+over the fitted items j. Placing x in a new bucket at gap g (between consensus
+buckets g - 1 and g) or tying it with bucket q, the cost changes between
+neighbouring positions by per-bucket quantities only: with ``better_q`` and
+``atmost_q`` the ranking-weighted masses of the members of q ranked strictly
+above x, or not below x, by the rankings, and W = sum_b w_b,
+
+    gap(g + 1) - gap(g) = slope_q = W mass_q - better_q - atmost_q   (q = g),
+    tie(q) - gap(q)     = W mass_q / 2 - atmost_q.
+
+``slope_q`` is the "majority preference" of bucket q against x: negative when
+most of its mass is ranked above x. The exact method evaluates every position
+(O(Q B) per item); the fast one binary-searches the first bucket with a
+non-negative slope (the minimum of the gap costs when the slopes change sign
+once), then evaluates every position within a few buckets of it: about
+O(B (log Q + window)) per item, with a bucket query costing one table look-up
+per ranking for a large bucket or one row comparison per member for a small
+one. Each item is treated on its own: its position does not depend on the other
+items of the batch.
+
+Positions are returned on the consensus bucket scale: ``q`` means tied with
+bucket q, ``g - 0.5`` a new bucket just above bucket g (``-0.5`` above the top
+bucket, ``Q - 0.5`` below the last one). Among positions of equal cost the
+topmost is returned.
+"""
+
+# Authors: The treerank developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import numbers
+
+import numpy as np
+
+from treerank.aggregation._bucket_index import _BucketIndex
+from treerank.aggregation._bucket_order import (
+    _compact_dtype,
+    _dense_rows,
+    _RankingData,
+    check_bucket_order,
+    check_rankings,
+)
+from treerank.utils.validation import check_sample_weight
+
+__all__ = ["ConsensusInserter"]
+
+_PAIRS_PER_CHUNK = 1 << 20
+
+
+class ConsensusInserter:
+    """Kendall-optimal positions of new items in a fitted consensus.
+
+    Built from the fitted consensus and the rankings it aggregates (plain
+    arrays, so a model file can store them and rebuild the object); the
+    internal index is built on first use and is not pickled.
+
+    Parameters
+    ----------
+    consensus : array-like of shape (n_items,)
+        Consensus bucket order of the fitted items (e.g. from
+        :func:`kemeny_median`); re-coded densely as 0..Q-1.
+    rankings : array-like of shape (n_rankings, n_items)
+        The rankings of the fitted items (smaller = better, equal = tied). New
+        items are given on the same scale (for a forest: leaf ranks).
+    item_weights : array-like of shape (n_items,), default=None
+        Masses of the fitted items; None means 1.
+    ranking_weights : array-like of shape (n_rankings,), default=None
+        Weights of the rankings; None means 1.
+
+    Attributes
+    ----------
+    consensus : ndarray of shape (n_items,), dtype=int64
+    rankings : ndarray of shape (n_rankings, n_items), dtype=int64
+    item_weights : ndarray of shape (n_items,), dtype=float64
+    ranking_weights : ndarray of shape (n_rankings,), dtype=float64
+    n_buckets : int
+        Number Q of consensus buckets.
+
+    See Also
+    --------
+    kemeny_median : computes the consensus.
+
+    Notes
+    -----
+    See the module :mod:`treerank.aggregation._insertion` for the cost of a
+    position and the two methods. Memory: O(M B) for the rankings plus the
+    per-ranking tables of the consensus buckets of more than 8 items.
+
+    Examples
+    --------
+    >>> from treerank.aggregation import ConsensusInserter
+    >>> rankings = [[0, 1, 3], [0, 2, 3], [1, 0, 3]]  # 3 trees, 3 cells
+    >>> inserter = ConsensusInserter([0, 1, 2], rankings)
+    >>> inserter.positions([[2, 1, 2], [0, 0, 0], [3, 3, 3]])
+    array([1.5, 0. , 2. ])
+    """
+
+    def __init__(self, consensus, rankings, item_weights=None, ranking_weights=None):
+        rankings = check_rankings(rankings)
+        n_rankings, n_items = rankings.shape
+        consensus = check_bucket_order(consensus, n_items, input_name="consensus")
+        self.consensus = _dense_rows(consensus[None, :])[0][0]
+        self.rankings = rankings
+        self.item_weights = check_sample_weight(
+            item_weights, n_items, input_name="item_weights"
+        )
+        self.ranking_weights = check_sample_weight(
+            ranking_weights, n_rankings, input_name="ranking_weights"
+        )
+        self._state = None
+
+    @property
+    def n_buckets(self):
+        """Number of consensus buckets."""
+        return int(self.consensus.max()) + 1
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_state"] = None
+        return state
+
+    def _prepared(self):
+        if self._state is None:
+            data = _RankingData(self.rankings, self.ranking_weights, self.item_weights)
+            values = [np.unique(row) for row in self.rankings[data.permutation]]
+            index = _BucketIndex(data, self.consensus.astype(np.intp))
+            self._state = (data, values, index)
+        return self._state
+
+    def _thresholds(self, ranks):
+        """Dense thresholds (strictly above, not below) of new items per ranking."""
+        data, values, _ = self._prepared()
+        ranks = np.asarray(ranks)
+        if ranks.ndim != 2:
+            raise ValueError(
+                "ranks must be a two-dimensional array of shape (n_new_items, "
+                f"n_rankings); got an array of shape {ranks.shape}."
+            )
+        if ranks.shape[0] == 0:
+            empty = np.empty((0, data.n_rankings), dtype=np.intp)
+            return empty, empty
+        ranks = check_rankings(ranks, input_name="ranks")
+        if ranks.shape[1] != data.n_rankings:
+            raise ValueError(
+                f"ranks has {ranks.shape[1]} columns but the consensus aggregates "
+                f"{data.n_rankings} rankings."
+            )
+        ranks = ranks[:, data.permutation]
+        dtype = _compact_dtype(int(data.n_buckets.max()))
+        lower = np.empty(ranks.shape, dtype=dtype)
+        upper = np.empty(ranks.shape, dtype=dtype)
+        for b, row_values in enumerate(values):
+            lower[:, b] = np.searchsorted(row_values, ranks[:, b], side="left")
+            upper[:, b] = np.searchsorted(row_values, ranks[:, b], side="right")
+        return lower, upper
+
+    def _slopes(self, lower, upper, rows, buckets):
+        data, _, index = self._prepared()
+        better, atmost = index.sums(lower, upper, rows, buckets)
+        mass = index.bucket_mass[buckets]
+        total_weight = data.total_weight
+        slope = total_weight * mass - better - atmost
+        tie_extra = 0.5 * total_weight * mass - atmost
+        return slope, tie_extra
+
+    def position_costs(self, ranks):
+        """Cost of every position for each new item (the exact method).
+
+        Parameters
+        ----------
+        ranks : array-like of shape (n_new_items, n_rankings)
+            Bucket of each new item in each ranking, on the scale of
+            ``rankings``.
+
+        Returns
+        -------
+        positions : ndarray of shape (2 * n_buckets + 1,)
+            The positions ``-0.5, 0, 0.5, ..., n_buckets - 0.5``.
+        costs : ndarray of shape (n_new_items, 2 * n_buckets + 1)
+            Kendall cost of each position per unit mass of the new item,
+            relative to the top position (-0.5).
+
+        Examples
+        --------
+        >>> from treerank.aggregation import ConsensusInserter
+        >>> inserter = ConsensusInserter([0, 1], [[0, 1], [0, 1]])
+        >>> positions, costs = inserter.position_costs([[1, 1]])
+        >>> positions
+        array([-0.5,  0. ,  0.5,  1. ,  1.5])
+        >>> costs  # tied with item 1 in both rankings: best tied with bucket 1
+        array([[ 0., -1., -2., -3., -2.]])
+        """
+        lower, upper = self._thresholds(ranks)
+        n_new = lower.shape[0]
+        n_buckets = self.n_buckets
+        positions = np.arange(2 * n_buckets + 1) / 2.0 - 0.5
+        costs = np.empty((n_new, 2 * n_buckets + 1))
+        step = max(1, _PAIRS_PER_CHUNK // n_buckets)
+        for s in range(0, n_new, step):
+            e = min(n_new, s + step)
+            rows = np.repeat(np.arange(s, e), n_buckets)
+            buckets = np.tile(np.arange(n_buckets), e - s)
+            slope, tie_extra = self._slopes(lower, upper, rows, buckets)
+            slope = slope.reshape(e - s, n_buckets)
+            tie_extra = tie_extra.reshape(e - s, n_buckets)
+            gaps = np.zeros((e - s, n_buckets + 1))
+            np.cumsum(slope, axis=1, out=gaps[:, 1:])
+            costs[s:e, 0::2] = gaps
+            costs[s:e, 1::2] = gaps[:, :-1] + tie_extra
+        return positions, costs
+
+    def positions(self, ranks, *, method="fast", window=2):
+        """Kendall-optimal position of each new item in the consensus.
+
+        Parameters
+        ----------
+        ranks : array-like of shape (n_new_items, n_rankings)
+            Bucket of each new item in each ranking, on the scale of
+            ``rankings`` (for a forest: the rank of the item's leaf in each tree).
+        method : {"fast", "exact"}, default="fast"
+            ``"exact"`` evaluates every position, O(Q B) per item. ``"fast"``
+            binary-searches the sign change of the majority preference and
+            evaluates the positions within ``window`` buckets of it,
+            O(B (log Q + window)) per item; it returns the exact optimum whenever
+            the costs are unimodal along the consensus.
+        window : int, default=2
+            Buckets examined on each side of the point found by the fast
+            method's binary search.
+
+        Returns
+        -------
+        positions : ndarray of shape (n_new_items,)
+            ``q`` for "tied with bucket q", ``g - 0.5`` for "in a new bucket just
+            above bucket g" (the topmost of the positions of least cost).
+
+        Examples
+        --------
+        >>> from treerank.aggregation import ConsensusInserter
+        >>> inserter = ConsensusInserter([0, 0, 1], [[0, 1, 2], [1, 0, 2]])
+        >>> inserter.positions([[0, 0], [3, 3]], method="exact")
+        array([-0.5,  1.5])
+        """
+        if method not in ("fast", "exact"):
+            raise ValueError(f'method must be "fast" or "exact"; got {method!r}.')
+        if (
+            not isinstance(window, numbers.Integral)
+            or isinstance(window, bool)
+            or window < 0
+        ):
+            raise ValueError(f"window must be an integer >= 0; got {window!r}.")
+        if method == "exact":
+            positions, costs = self.position_costs(ranks)
+            if costs.shape[0] == 0:
+                return np.empty(0)
+            return positions[np.argmin(costs, axis=1)]
+        lower, upper = self._thresholds(ranks)
+        n_new = lower.shape[0]
+        n_buckets = self.n_buckets
+        # binary search of the first bucket whose slope is >= 0
+        low = np.zeros(n_new, dtype=np.intp)
+        high = np.full(n_new, n_buckets, dtype=np.intp)
+        searching = np.flatnonzero(low < high)
+        while searching.shape[0]:
+            middle = (low[searching] + high[searching]) // 2
+            slope, _ = self._slopes(lower, upper, searching, middle)
+            up = slope >= 0
+            high[searching[up]] = middle[up]
+            low[searching[~up]] = middle[~up] + 1
+            searching = searching[low[searching] < high[searching]]
+        # every position within `window` buckets of the gap found
+        first = np.maximum(low - window, 0)
+        last = np.minimum(low + window, n_buckets)  # last gap examined
+        n_slots = 2 * window
+        slot_bucket = first[:, None] + np.arange(n_slots)[None, :]
+        valid = slot_bucket < last[:, None]
+        rows, slots = np.nonzero(valid)
+        slope = np.zeros((n_new, n_slots))
+        tie_extra = np.zeros((n_new, n_slots))
+        slope[rows, slots], tie_extra[rows, slots] = self._slopes(
+            lower, upper, rows, slot_bucket[rows, slots]
+        )
+        gaps = np.zeros((n_new, n_slots + 1))
+        np.cumsum(slope, axis=1, out=gaps[:, 1:])
+        costs = np.full((n_new, 2 * n_slots + 1), np.inf)
+        gap_valid = np.concatenate([np.ones((n_new, 1), dtype=bool), valid], axis=1)
+        costs[:, 0::2] = np.where(gap_valid, gaps, np.inf)
+        costs[:, 1::2] = np.where(valid, gaps[:, :-1] + tie_extra, np.inf)
+        best = np.argmin(costs, axis=1)
+        return first + best / 2.0 - 0.5
