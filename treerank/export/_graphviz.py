@@ -163,7 +163,9 @@ def export_graphviz(
                 "\nFill = positive rate: red = 0, pale yellow = "
                 f"{center:.{precision}f} (overall), green = 1."
             )
-        graph_attributes += f", labelloc=b, fontname=Helvetica, label={_quote(caption)}"
+        graph_attributes += (
+            f", labelloc=b, fontname=Helvetica, fontsize=11, label={_quote(caption)}"
+        )
     out.append(f"graph [{graph_attributes}];")
     style = '"rounded,filled"' if filled else "rounded"
     out.append(f'node [shape=box, style={style}, fontname="Helvetica", fontsize=10];')

@@ -75,6 +75,25 @@ class StabilityResult:
         same inputs gives the same result.
     estimators : list of estimators or None
         The fitted replicates, if ``return_estimators=True``.
+
+    See Also
+    --------
+    bootstrap_stability : The function that returns it.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from treerank.datasets import make_gaussian_mean_shift
+    >>> from treerank.stability import bootstrap_stability
+    >>> X, y = make_gaussian_mean_shift(300, n_features=2, random_state=0)
+    >>> result = bootstrap_stability(LogisticRegression(), X, y, n_bootstrap=4,
+    ...                              random_state=0)
+    >>> result.distances.shape  # the 4 * 3 / 2 pairs of replicates
+    (6,)
+    >>> bool(abs(result.estimate - result.distances.mean()) < 1e-15)
+    True
+    >>> result.auc_source
+    'out-of-bag'
     """
 
     def __init__(
