@@ -397,3 +397,18 @@ def test_inner_regret_is_accurate_near_the_minimum(name, rng):
         return
     assert r2 > 0
     assert r2 / r1 == pytest.approx(1e-6, rel=1e-2)
+
+
+def test_tiny_regrets_keep_their_relative_accuracy():
+    # U_1 - U_2 = 3e-10 and d = -1e-9: second-order expansions give the regrets
+    U = np.array([0.5 + 3e-10, 0.5])
+    s = np.array([-1e-9, 0.0])
+    q = U[0] / U.sum()
+    kl = (q - 0.5 + 2.5e-10) ** 2 / (2 * q * (1 - q))  # KL(q || sigmoid(d))
+    assert PairwiseLogistic().inner_regret(s, U) == pytest.approx(
+        U.sum() * kl, rel=1e-5
+    )
+    gap = np.sqrt(0.5) * (3e-10 + 1e-9)
+    assert PairwiseExponential().inner_regret(s, U) == pytest.approx(gap**2, rel=1e-5)
+    # the naive difference value - infimum has lost every digit here
+    assert PairwiseExponential().value(s, U) - PairwiseExponential().infimum(U) < 1e-16

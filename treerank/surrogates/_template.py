@@ -119,26 +119,49 @@ def _x_minus_log1p(x):
     return np.where(small, series, direct)
 
 
-def _bernoulli_kl(q, s):
+def _log_ratio(a, b):
+    """``log(a / b)`` for ``a, b >= 0``, accurate when ``a`` is close to ``b``."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        close = (a > 0) & (b > 0) & (np.abs(a - b) < 0.5 * b)
+        safe_b = np.where(b > 0, b, 1.0)
+        return np.where(close, np.log1p((a - b) / safe_b), np.log(a) - np.log(b))
+
+
+def _bernoulli_kl(q, s, logit_q):
     """``KL(Bernoulli(q) || Bernoulli(sigmoid(s)))`` as a sum of non-negative terms.
 
     ``KL = q g(p/q - 1) + (1 - q) g((1 - p)/(1 - q) - 1)`` with
-    ``g(x) = x - log(1 + x)``; ``p - q`` is formed from ``sigmoid(s)`` once.
+    ``g(x) = x - log(1 + x)`` and ``p = sigmoid(s)``. The difference ``p - q``
+    is computed as ``-sigmoid(s) sigmoid(-t) expm1(t - s)`` with ``t = logit(q)``
+    (given accurately by the caller), so that tiny divergences keep their
+    relative accuracy.
     """
     p = expit(s)
-    one_minus_p = expit(-s)
+    finite = np.isfinite(logit_q)
+    t = np.where(finite, logit_q, 0.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        accurate = -p * expit(-t) * np.expm1(t - s)
+    diff = np.where(finite, accurate, p - q)
+    r = 1.0 - q
     with np.errstate(divide="ignore", invalid="ignore"):
-        first = np.where(
-            q > 0, q * _x_minus_log1p((p - q) / np.where(q > 0, q, 1)), 0.0
-        )
-        r = 1.0 - q
-        second = np.where(
-            r > 0, r * _x_minus_log1p((one_minus_p - r) / np.where(r > 0, r, 1)), 0.0
-        )
-    # q = 0 or 1: the remaining term is -log(1 - p) or -log(p)
-    first = np.where(q <= 0, 0.0, first)
-    second = np.where(r <= 0, 0.0, second)
+        first = np.where(q > 0, q * _x_minus_log1p(diff / np.where(q > 0, q, 1)), 0.0)
+        second = np.where(r > 0, r * _x_minus_log1p(-diff / np.where(r > 0, r, 1)), 0.0)
     return first + second
+
+
+def _exp_gap(a, b, s):
+    """``sqrt(a) e^{-s/2} - sqrt(b) e^{s/2}`` for ``a, b >= 0``, accurately.
+
+    Written ``sqrt(b) e^{s/2} expm1(log(a/b)/2 - s)`` when both are positive.
+    """
+    both = (a > 0) & (b > 0)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        half_log = 0.5 * _log_ratio(a, b)
+        accurate = (
+            np.sqrt(b) * np.exp(s / 2) * np.expm1(np.where(both, half_log, 0.0) - s)
+        )
+        direct = np.sqrt(a) * np.exp(-s / 2) - np.sqrt(b) * np.exp(s / 2)
+    return np.where(both, accurate, direct)
 
 
 class TemplateLoss(SurrogateLoss):
@@ -426,7 +449,8 @@ class PointwiseLogistic(_EtaDomainMixin, _PointwiseLoss):
         return self.eta * (entr(U / self.eta) + entr(1.0 - U / self.eta))
 
     def _regret(self, s, U):
-        return float(np.sum(self.eta * _bernoulli_kl(U / self.eta, s)))
+        logit = _log_ratio(U, self.eta - U)
+        return float(np.sum(self.eta * _bernoulli_kl(U / self.eta, s, logit)))
 
     def _regret_constant(self, U):
         return math.sqrt(self.eta)
@@ -472,8 +496,7 @@ class PointwiseExponential(_EtaDomainMixin, _PointwiseLoss):
         return 2.0 * np.sqrt(U * (self.eta - U))
 
     def _regret(self, s, U):
-        gap = np.sqrt(U) * np.exp(-s / 2) - np.sqrt(self.eta - U) * np.exp(s / 2)
-        return float(np.sum(gap**2))
+        return float(np.sum(_exp_gap(U, self.eta - U, s) ** 2))
 
     def _regret_constant(self, U):
         return math.sqrt(self.eta)
@@ -723,7 +746,8 @@ class PairwiseLogistic(_PairwiseLoss):
         i, j = np.triu_indices(U.shape[0], 1)
         tot = U[i] + U[j]
         q = np.divide(U[i], tot, out=np.zeros_like(tot), where=tot > 0)
-        return float(np.sum(tot * _bernoulli_kl(q, s[i] - s[j])))
+        logit = _log_ratio(U[i], U[j])
+        return float(np.sum(tot * _bernoulli_kl(q, s[i] - s[j], logit)))
 
 
 class PairwiseExponential(_PairwiseLoss):
@@ -756,9 +780,7 @@ class PairwiseExponential(_PairwiseLoss):
 
     def _regret(self, s, U):
         i, j = np.triu_indices(U.shape[0], 1)
-        d = s[i] - s[j]
-        gap = np.sqrt(U[i]) * np.exp(-d / 2) - np.sqrt(U[j]) * np.exp(d / 2)
-        return float(np.sum(gap**2))
+        return float(np.sum(_exp_gap(U[i], U[j], s[i] - s[j]) ** 2))
 
 
 # ---------------------------------------------------------------------------
