@@ -345,6 +345,14 @@ def test_export_text_lists_every_node_in_preorder():
         if "  leaf " in line
     ]
     assert leaf_ranks == list(range(tree.tree_.n_leaves))
+    # the printed scores are the exact leaf scores (half-integers for TreeRank)
+    graph = to_networkx(tree)
+    printed = [
+        float(line.split("score ")[1].split()[0])
+        for line in node_lines
+        if "score " in line
+    ]
+    assert printed == [graph.nodes[leaf]["score"] for leaf in tree.tree_.leaves]
     # depth is the indentation
     for node, line in zip(ids, node_lines):
         depth = tree.tree_.depth[node]

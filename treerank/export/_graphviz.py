@@ -11,6 +11,7 @@ import numpy as np
 from treerank.export._nodes import (
     check_feature_names,
     format_count,
+    format_score,
     leaf_scores,
     positive_rate,
     rate_colors,
@@ -48,7 +49,7 @@ def _node_label(structure, node, names, rates, scores, proba, precision, rules):
         lines.append(f"node {node}: leaf {rank}")
         lines.append(counts)
         lines.append(f"positive rate = {rates[node]:.{precision}f}")
-        lines.append(f"score = {scores[rank]:.{precision}g}")
+        lines.append(f"score = {format_score(scores[rank], precision)}")
         if proba is not None:
             lines.append(f"P(Y=1) = {proba[rank]:.{precision}f}")
     else:
@@ -93,7 +94,7 @@ def export_graphviz(
         estimator's ``feature_names_in_`` if any, else ``x[i]``.
     precision : int, default=3
         Decimals of the positive rates and probabilities (one more for dAUC),
-        significant digits of the scores and decimals of non-integer weighted
+        of the scores (trailing zeros dropped) and of non-integer weighted
         counts. Thresholds in the rules always have 6 significant digits.
     rules : bool, default=True
         Whether to write each internal node's LeafRank rule (the left side;

@@ -23,6 +23,7 @@ __all__ = [
     "RATE_PALETTE",
     "check_feature_names",
     "format_count",
+    "format_score",
     "leaf_scores",
     "node_feature_names",
     "positive_rate",
@@ -287,6 +288,14 @@ def to_hex(rgb):
     """``#rrggbb`` strings of RGB rows with values in [0, 1]."""
     values = np.clip(np.rint(np.asarray(rgb) * 255), 0, 255).astype(int)
     return ["#{:02x}{:02x}{:02x}".format(*row) for row in values]
+
+
+def format_score(value, precision):
+    """A score with at most ``precision`` decimals, trailing zeros dropped."""
+    text = f"{float(value):.{precision}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
 
 
 def format_count(value, precision):

@@ -11,6 +11,7 @@ from treerank.export._graphviz import _check_precision
 from treerank.export._nodes import (
     check_feature_names,
     format_count,
+    format_score,
     leaf_scores,
     positive_rate,
     resolve_tree,
@@ -43,7 +44,8 @@ def export_text(tree, feature_names=None, *, precision=3, rules=True, max_depth=
         ``feature_names_in_`` if any, else ``x[i]``.
     precision : int, default=3
         Decimals of rates and probabilities (one more for dAUC and the AUC),
-        significant digits of scores, decimals of non-integer counts.
+        of scores (trailing zeros dropped) and of non-integer counts.
+        Thresholds in the rules always have 6 significant digits.
     rules : bool, default=True
         Whether to print the split rules.
     max_depth : int or None, default=None
@@ -107,7 +109,7 @@ def export_text(tree, feature_names=None, *, precision=3, rules=True, max_depth=
         is_leaf = structure.children_left[node] < 0
         if is_leaf:
             rank = int(structure.leaf_rank[node])
-            score = f"{scores[rank]:.{precision}g}"
+            score = format_score(scores[rank], precision)
             text = f"node {node}  leaf {rank}  {counts}  score {score}"
             if proba is not None:
                 text += f"  P(Y=1) {proba[rank]:.{precision}f}"
