@@ -15,6 +15,8 @@ validated item and ranking weights.
 # Authors: The treerank developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import itertools
+
 import numpy as np
 
 from treerank.utils.validation import check_sample_weight
@@ -252,7 +254,7 @@ class _RankingData:
             bounds = np.concatenate([[0], cuts, [n_rankings]])
             self.weight_groups = [
                 (int(a), int(b), float(sorted_weights[a]))
-                for a, b in zip(bounds[:-1], bounds[1:])
+                for a, b in itertools.pairwise(bounds)
             ]
         else:
             permutation = np.arange(n_rankings)

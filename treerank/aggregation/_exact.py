@@ -34,7 +34,7 @@ MAX_EXACT_ITEMS = 7
 MAX_ILP_ITEMS = 60
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _weak_orders(n_items):
     """All bucket orders of ``n_items`` items, dense, one per row (int8)."""
     orders = np.zeros((1, 1), dtype=np.int8)

@@ -53,7 +53,7 @@ METHODS = ("auto", "exact", "ilp", "borda", "mean", "copeland", "kwiksort", "loc
 _SMALL_PROBLEM = 2_000_000
 # the local search examines every bucket (window = M) when M * M * B is at most
 # this, and +-_DEFAULT_WINDOW buckets otherwise
-_FULL_WINDOW = 25_000_000
+_FULL_WINDOW = 1_000_000
 _DEFAULT_WINDOW = 3
 # on small problems the local search runs from this many best distinct starts
 _N_SEARCHES = 5
@@ -282,7 +282,7 @@ def kemeny_median(
         Maximum number of passes of the local search.
     window : int or "auto", default="auto"
         Buckets on each side of an item's bucket where its moves are searched;
-        ``"auto"`` is every bucket when M^2 B <= 2.5e7 and 3 otherwise.
+        ``"auto"`` is every bucket when M^2 B <= 1e6 and 3 otherwise.
     n_restarts : int, default=10
         KwikSort runs (the best is kept).
     time_limit : float or None, default=None

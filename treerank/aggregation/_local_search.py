@@ -283,24 +283,4 @@ def _local_search(data, consensus, objective, *, window, max_iter, tol=0.0):
         full = active.shape[0] == n_items
         if -delta <= tol * objective:
             break
-        import os, time as _t
-
-        if os.environ.get("AGG_DEBUG"):
-            print(
-                "pass",
-                n_passes,
-                "movers",
-                moves["item"].shape[0],
-                "acc",
-                int(accepted.sum()),
-                "delta",
-                delta,
-                "Q",
-                index.n_buckets,
-                "nbig",
-                index.n_big,
-                "active",
-                active.shape[0],
-                round(_t.perf_counter(), 3),
-            )
     return consensus, objective, n_passes, converged
