@@ -1,31 +1,230 @@
-"""The command line (``treerank ...``) run end to end in a temporary folder."""
+"""The command line (``treerank ...``) end to end in a temporary folder."""
 
+import csv
+import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from treerank.cli import main
+from treerank.datasets import make_nested_squares
+from treerank.model_io import load_model
 
 
-def test_demo_writes_report_and_plots(tmp_path, capsys):
-    out = tmp_path / "demo"
-    assert main(["demo", "--output-dir", str(out)]) == 0
-    printed = capsys.readouterr().out
-    assert "| nested squares | TreeRank |" in printed
-    assert "| breast cancer | TreeRank |" in printed
-    for name in ["roc_nested_squares.png", "roc_breast_cancer.png", "summary.md"]:
-        path = out / name
-        assert path.exists() and path.stat().st_size > 0
-    # the nested-squares row reports a test AUC close to AUC*
-    row = next(
-        line for line in printed.splitlines() if line.startswith("| nested squares")
+def _write_csv(path, X, y, target="label", names=("x1", "x2"), labels=None):
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow([*names, target])
+        for row, label in zip(X, y):
+            writer.writerow([*row, label if labels is None else labels[label]])
+
+
+@pytest.fixture
+def train_csv(tmp_path):
+    X, y = make_nested_squares(600, random_state=0)
+    path = tmp_path / "train.csv"
+    _write_csv(path, X, y)
+    return path, X, y
+
+
+def _run(args, capsys):
+    status = main([str(a) for a in args])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+@pytest.mark.parametrize("model", ["tree", "forest"])
+def test_fit_score_export_round_trip(tmp_path, train_csv, capsys, model):
+    path, _, _ = train_csv
+    out = tmp_path / f"{model}.trk"
+    options = ["--n-estimators", "5"] if model == "forest" else []
+    status, printed, _ = _run(
+        ["fit", path, "--target", "label", "--model", model, *options, "--out", out],
+        capsys,
     )
-    cells = [c.strip() for c in row.strip("|").split("|")]
-    assert abs(float(cells[4]) - float(cells[5])) < 0.03
-    png = (out / "roc_nested_squares.png").read_bytes()
-    assert png.startswith(b"\x89PNG")
-    assert not list(out.glob(".tmp-*"))  # atomic writes leave no temporary files
+    assert status == 0 and "training AUC" in printed
+    fitted, metadata = load_model(out, with_metadata=True)
+    assert metadata["features"] == ["x1", "x2"] and metadata["target"] == "label"
+
+    # score: rows in order, the model's own scores
+    X_new, _ = make_nested_squares(50, random_state=3)
+    new_csv = tmp_path / "new.csv"
+    with open(new_csv, "w", newline="") as handle:  # columns in another order + extra
+        writer = csv.writer(handle)
+        writer.writerow(["id", "x2", "x1"])
+        for i, row in enumerate(X_new):
+            writer.writerow([i, row[1], row[0]])
+    scores_csv = tmp_path / "scores.csv"
+    assert _run(["score", out, new_csv, "--out", scores_csv], capsys)[0] == 0
+    with open(scores_csv) as handle:
+        rows = list(csv.DictReader(handle))
+    np.testing.assert_array_equal(
+        [float(r["score"]) for r in rows], fitted.decision_function(X_new)
+    )
+    np.testing.assert_array_equal(
+        [float(r["probability"]) for r in rows], fitted.predict_proba(X_new)[:, 1]
+    )
+
+    # export in every format
+    status, dot, _ = _run(["export", out, "--format", "dot"], capsys)
+    assert status == 0 and dot.startswith("digraph")
+    pydot = pytest.importorskip("pydot")
+    assert pydot.graph_from_dot_data(dot)
+    status, text, _ = _run(["export", out, "--format", "text"], capsys)
+    assert status == 0 and "leaf 0" in text and "x1" in text + dot
+    json_path = tmp_path / "tree.json"
+    assert _run(["export", out, "--format", "json", "--out", json_path], capsys)[0] == 0
+    graph = json.loads(json_path.read_text())
+    tree = fitted if model == "tree" else fitted.estimators_[0]
+    assert len(graph["nodes"]) == 2 * tree.n_leaves_ - 1
+    png = tmp_path / "tree.png"
+    assert _run(["export", out, "--format", "png", "--out", png], capsys)[0] == 0
+    assert png.read_bytes().startswith(b"\x89PNG")
+    assert not list(tmp_path.glob(".tmp-*"))
+
+
+def test_string_target_with_positive_label(tmp_path, capsys):
+    X, y = make_nested_squares(300, random_state=1)
+    path = tmp_path / "data.csv"
+    _write_csv(path, X, y, labels={0: "healthy", 1: "sick"})
+    status, _, err = _run(
+        ["fit", path, "--target", "label", "--out", tmp_path / "m"], capsys
+    )
+    assert status == 2 and "is not numeric; pass --positive" in err
+    status, _, _ = _run(
+        [
+            "fit",
+            path,
+            "--target",
+            "label",
+            "--positive",
+            "sick",
+            "--out",
+            tmp_path / "m",
+        ],
+        capsys,
+    )
+    assert status == 0
+    model = load_model(tmp_path / "m")
+    assert model.score(X, y) > 0.7  # "sick" was taken as the positive class
+
+
+def test_stability_command(tmp_path, train_csv, capsys):
+    path, _, _ = train_csv
+    out = tmp_path / "stability.json"
+    status, printed, _ = _run(
+        ["stability", path, "--target", "label", "--n-bootstrap", "3", "--out", out],
+        capsys,
+    )
+    assert status == 0 and "bootstrap Kendall instability" in printed
+    summary = json.loads(out.read_text())
+    assert summary["n_bootstrap"] == 3 and 0 < summary["instability"] < 0.5
+    assert summary["model"] == "TreeRank"
+
+
+@pytest.mark.parametrize(
+    ("content", "target", "message"),
+    [
+        ("", "label", "is empty"),
+        ("x1,x2,label\n", "label", "has a header but no data rows"),
+        ("x1,x2,label\n1,2,0\n3,4,1\n", "y", "has no column 'y'"),
+        (
+            "x1,x2,label\n1,abc,0\n3,4,1\n",
+            "label",
+            "non-numeric value 'abc' in column 'x2'",
+        ),
+        ("x1,x2,label\n1,,0\n3,4,1\n", "label", "missing value in column 'x2'"),
+        ("x1,x2,label\n1,2,1\n3,4,1\n", "label", "single class"),
+        ("x1,x2,label\n1,2,0\n3,4,1\n5,6,2\n", "label", "has 3 distinct values"),
+        ("x1,x2,label\n1,2,0\n3,4\n", "label", "line 3: 2 fields"),
+        ("x1,x1,label\n1,2,0\n3,4,1\n", "label", "duplicate column names"),
+        ("label\n0\n1\n", "label", "no feature column"),
+    ],
+)
+def test_fit_bad_input(tmp_path, capsys, content, target, message):
+    path = tmp_path / "bad.csv"
+    path.write_text(content)
+    out = tmp_path / "m.trk"
+    status, _, err = _run(["fit", path, "--target", target, "--out", out], capsys)
+    assert status == 2
+    assert message in err
+    assert not out.exists()
+
+
+def test_missing_input_file(tmp_path, capsys):
+    status, _, err = _run(
+        ["fit", tmp_path / "nope.csv", "--target", "y", "--out", tmp_path / "m"], capsys
+    )
+    assert status == 2 and "no such file" in err
+
+
+def test_outputs_are_not_overwritten_without_force(tmp_path, train_csv, capsys):
+    path, _, _ = train_csv
+    out = tmp_path / "m.trk"
+    out.write_text("previous")
+    status, _, err = _run(["fit", path, "--target", "label", "--out", out], capsys)
+    assert status == 2 and "already exists (use --force" in err
+    assert out.read_text() == "previous"
+    status, _, _ = _run(
+        ["fit", path, "--target", "label", "--out", out, "--force"], capsys
+    )
+    assert status == 0 and load_model(out).n_features_in_ == 2
+    scores = tmp_path / "scores.csv"
+    scores.write_text("keep")
+    status, _, err = _run(["score", out, path, "--out", scores], capsys)
+    assert status == 2 and "already exists" in err and scores.read_text() == "keep"
+
+
+def test_score_errors(tmp_path, train_csv, capsys):
+    path, _, _ = train_csv
+    model = tmp_path / "m.trk"
+    assert _run(["fit", path, "--target", "label", "--out", model], capsys)[0] == 0
+    other = tmp_path / "other.csv"
+    other.write_text("x1,z\n1,2\n")
+    status, _, err = _run(["score", model, other, "--out", tmp_path / "s.csv"], capsys)
+    assert status == 2 and "lacks the model's feature columns ['x2']" in err
+    broken = tmp_path / "broken.trk"
+    broken.write_bytes(b"garbage")
+    status, _, err = _run(["score", broken, path, "--out", tmp_path / "s.csv"], capsys)
+    assert status == 2 and "is not a treerank model file" in err
+    status, _, err = _run(["export", model, "--tree", "3"], capsys)
+    assert status == 2 and "--tree applies to forests only" in err
+    status, _, err = _run(["export", model, "--format", "png"], capsys)
+    assert status == 2 and "needs --out" in err
+
+
+def test_demo_writes_report_plots_and_graphs(tmp_path, capsys):
+    out = tmp_path / "demo"
+    status, printed, _ = _run(["demo", "--output-dir", out], capsys)
+    assert status == 0
+    for row in [
+        "| nested squares | TreeRank |",
+        "| nested squares | RankingForest |",
+        "| breast cancer | RankingForest |",
+        "| TreeRank | ",
+        "| RankingForest (30",
+    ]:
+        assert row in printed
+    for name in [
+        "roc_nested_squares.png",
+        "roc_breast_cancer.png",
+        "tree_nested_squares.dot",
+        "tree_nested_squares.png",
+        "tree_nested_squares.txt",
+        "stability_nested_squares.png",
+        "summary.md",
+    ]:
+        assert (out / name).stat().st_size > 0
+    assert (out / "tree_nested_squares.dot").read_text().startswith("digraph")
+    lines = [
+        line for line in printed.splitlines() if line.startswith("| nested squares")
+    ]
+    cells = [[c.strip() for c in line.strip("|").split("|")] for line in lines]
+    for row in cells:  # test AUC within 0.03 of AUC*
+        assert abs(float(row[4]) - float(row[5])) < 0.03
+    assert not list(out.glob(".tmp-*"))
 
 
 def test_python_dash_m_runs_the_cli():

@@ -3,6 +3,7 @@
 # Authors: The treerank developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import json
 import numbers
 
 import numpy as np
@@ -316,7 +317,7 @@ _ENCODERS = {"TreeRank": _encode_treerank, "RankingForest": _encode_forest}
 _DECODERS = {"TreeRank": _decode_treerank, "RankingForest": _decode_forest}
 
 
-def save_model(model, path, *, overwrite=True):
+def save_model(model, path, *, metadata=None, overwrite=True):
     """Save a fitted TreeRank or RankingForest to a file that loads without pickle.
 
     The file is a zip archive of JSON metadata and numpy arrays (see
@@ -334,6 +335,10 @@ def save_model(model, path, *, overwrite=True):
         A fitted model.
     path : str or path-like
         Destination (conventionally ``*.trk``).
+    metadata : dict or None, default=None
+        Extra JSON-serializable information stored with the model (for
+        example the data columns it was trained on); read it back with
+        ``load_model(path, with_metadata=True)``.
     overwrite : bool, default=True
         If False, refuse to replace an existing file (``FileExistsError``).
 
@@ -361,15 +366,25 @@ def save_model(model, path, *, overwrite=True):
     not_saved = []
     description, arrays = encoder(model, not_saved)
     description["params_not_saved"] = not_saved
+    if metadata is not None:
+        if not isinstance(metadata, dict):
+            raise ValueError(f"metadata must be a dict; got {type(metadata).__name__}.")
+        try:
+            json.dumps(metadata)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"metadata must be JSON-serializable: {exc}") from None
+    description["metadata"] = metadata
     write_archive(path, description, arrays, overwrite=overwrite)
 
 
-def load_model(path):
+def load_model(path, *, with_metadata=False):
     """Load a model saved by :func:`save_model` (no code is executed).
 
     Parameters
     ----------
     path : str or path-like
+    with_metadata : bool, default=False
+        Also return the ``metadata`` given to :func:`save_model`.
 
     Returns
     -------
@@ -377,6 +392,8 @@ def load_model(path):
         A fitted model predicting exactly as the saved one. Its splitting
         rules are frozen (:class:`~treerank.tree.FrozenTreeLeafRank` or
         :class:`~treerank.tree.FrozenLinearLeafRank`); ``fit`` works as usual.
+    metadata : dict or None
+        Only if ``with_metadata`` is True.
 
     Raises
     ------
@@ -387,8 +404,12 @@ def load_model(path):
     description, arrays = read_archive(path)
     try:
         decoder = _DECODERS[description["estimator"]]
-        return decoder(description, arrays)
+        model = decoder(description, arrays)
+        metadata = description.get("metadata")
+        if metadata is not None and not isinstance(metadata, dict):
+            raise ValueError("metadata must be a JSON object")
     except ModelFileError:
         raise
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise ModelFileError(f"{path} describes an inconsistent model: {exc}") from None
+    return (model, metadata) if with_metadata else model
