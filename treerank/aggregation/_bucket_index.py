@@ -66,6 +66,7 @@ class _BucketIndex:
             cache_tables and self.n_big * self.width * data.n_rankings <= _TABLE_BUDGET
         )
         self._tables = {}
+        self._small_layout = None
 
     # ------------------------------------------------------------------
     def _layout(self, rows):
@@ -284,4 +285,100 @@ class _BucketIndex:
                     group_atmost += table.take(index)
                 better += weight * group_better
                 atmost += weight * group_atmost
+        return better, atmost, valid
+
+    def range_sums(self, query_lt, query_le, first, last):
+        """``better`` and ``atmost`` of queries against runs of buckets.
+
+        Query i is compared with every bucket ``first[i] .. last[i] - 1``. The
+        small buckets of a run hold consecutive items in consensus order, so
+        their members are compared with the query in one block (no per-pair
+        bookkeeping) and summed per bucket by differences of running sums; the
+        large buckets are looked up in the tables.
+
+        Parameters
+        ----------
+        query_lt, query_le : ndarrays of shape (N, B)
+            As in :meth:`sums` (``query_le`` may not be None here).
+        first, last : ndarrays of shape (N,)
+
+        Returns
+        -------
+        better, atmost : ndarrays of shape (N, n_slots)
+            Slot s of query i is bucket ``first[i] + s``; zero past ``last[i]``.
+        valid : ndarray of shape (N, n_slots), dtype=bool
+        """
+        data = self.data
+        n_queries = first.shape[0]
+        n_slots = int((last - first).max()) if n_queries else 0
+        slot_bucket = first[:, None] + np.arange(n_slots)[None, :]
+        valid = slot_bucket < last[:, None]
+        bucket = np.minimum(slot_bucket, self.n_buckets - 1)
+        better = np.zeros((n_queries, n_slots))
+        atmost = np.zeros((n_queries, n_slots))
+        big = valid & self.big[bucket]
+        if big.any():
+            rows, slots = np.nonzero(big)
+            flat_better = np.zeros(rows.shape[0])
+            flat_atmost = np.zeros(rows.shape[0])
+            self._big_sums(
+                query_lt,
+                query_le,
+                rows,
+                bucket[rows, slots],
+                np.arange(rows.shape[0]),
+                flat_better,
+                flat_atmost,
+            )
+            better[rows, slots] = flat_better
+            atmost[rows, slots] = flat_atmost
+        # small buckets: members in consensus order, large buckets left out
+        if self._small_layout is None:
+            small_member = ~self.big[self.consensus[self.order]]
+            members = self.order[small_member]
+            counts = np.where(self.big, 0, self.sizes)
+            self._small_layout = (
+                np.ascontiguousarray(data.ranks_t[members]),
+                data.item_weights[members],
+                np.concatenate([[0], np.cumsum(counts)]),
+            )
+        small_ranks, small_mass, small_start = self._small_layout
+        small = valid & ~big
+        # queries with the same run share its members: compare them by
+        # broadcasting against one contiguous slice (no gathered copies)
+        runs, run_of = np.unique(
+            np.stack([first, last], axis=1), axis=0, return_inverse=True
+        )
+        run_of = run_of.ravel()
+        order = np.argsort(run_of, kind="stable")
+        run_bounds = np.searchsorted(run_of[order], np.arange(runs.shape[0] + 1))
+        shape = (-1, data.n_rankings)
+        for r in range(runs.shape[0]):
+            begin = small_start[runs[r, 0]]
+            end = small_start[runs[r, 1]]
+            if end == begin:
+                continue
+            members = small_ranks[begin:end]
+            mass = small_mass[begin:end]
+            queries = order[run_bounds[r] : run_bounds[r + 1]]
+            step = max(1, (4 * _PAIR_CHUNK) // ((end - begin) * data.n_rankings))
+            for c in range(0, queries.shape[0], step):
+                chunk = queries[c : c + step]
+                below = data.weighted_counts(
+                    (members[None, :, :] < query_lt[chunk][:, None, :]).reshape(shape)
+                ).reshape(chunk.shape[0], -1)
+                at_most = data.weighted_counts(
+                    (members[None, :, :] < query_le[chunk][:, None, :]).reshape(shape)
+                ).reshape(chunk.shape[0], -1)
+                running_below = np.zeros((chunk.shape[0], end - begin + 1))
+                running_at_most = np.zeros((chunk.shape[0], end - begin + 1))
+                np.cumsum(mass * below, axis=1, out=running_below[:, 1:])
+                np.cumsum(mass * at_most, axis=1, out=running_at_most[:, 1:])
+                # per small bucket: difference of the running sums at its ends
+                bucket_run = bucket[chunk]
+                lo = np.where(small[chunk], small_start[bucket_run] - begin, 0)
+                hi = np.where(small[chunk], small_start[bucket_run + 1] - begin, 0)
+                row = np.arange(chunk.shape[0])[:, None]
+                better[chunk] += running_below[row, hi] - running_below[row, lo]
+                atmost[chunk] += running_at_most[row, hi] - running_at_most[row, lo]
         return better, atmost, valid

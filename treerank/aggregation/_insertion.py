@@ -17,13 +17,21 @@ above x, or not below x, by the rankings, and W = sum_b w_b,
 
 ``slope_q`` is the "majority preference" of bucket q against x: negative when
 most of its mass is ranked above x. The exact method evaluates every position
-(O(Q B) per item); the fast one binary-searches the first bucket with a
-non-negative slope (the minimum of the gap costs when the slopes change sign
-once), then evaluates every position within a few buckets of it: about
-O(B (log Q + window)) per item, with a bucket query costing one table look-up
-per ranking for a large bucket or one row comparison per member for a small
-one. Each item is treated on its own: its position does not depend on the other
-items of the batch.
+(O(Q B) per item).
+
+The fast method works at two scales. The consensus buckets are grouped into
+G <= 128 blocks of consecutive buckets, and for each ranking a table of prefix
+masses at the block boundaries (mass of the buckets before the boundary ranked
+below a given rank) gives the cost of x at any block boundary in O(B). A binary
+search on the sign of the block slopes (the majority preference of a whole
+block, much less noisy than that of a single bucket) finds the block boundary
+where the cost stops decreasing; every position in the two neighbouring blocks
+(plus ``window`` buckets on each side) is then evaluated exactly, bucket by
+bucket. The cost is O(B (log G + Q / G + window)) per item, and the result is
+the exact optimum whenever the cost is unimodal at the scale of the blocks. A
+bucket query costs one table look-up per ranking for a large bucket or one row
+comparison per member for a small one. Each item is treated on its own: its
+position does not depend on the other items of the batch.
 
 Positions are returned on the consensus bucket scale: ``q`` means tied with
 bucket q, ``g - 0.5`` a new bucket just above bucket g (``-0.5`` above the top
@@ -50,7 +58,7 @@ from treerank.utils.validation import check_sample_weight
 
 __all__ = ["ConsensusInserter"]
 
-_PAIRS_PER_CHUNK = 1 << 20
+_MAX_BLOCKS = 128
 
 
 class ConsensusInserter:
@@ -129,13 +137,51 @@ class ConsensusInserter:
         if self._state is None:
             data = _RankingData(self.rankings, self.ranking_weights, self.item_weights)
             values = [np.unique(row) for row in self.rankings[data.permutation]]
-            index = _BucketIndex(data, self.consensus.astype(np.intp))
-            self._state = (data, values, index)
+            consensus = self.consensus.astype(np.intp)
+            index = _BucketIndex(data, consensus, cache_tables=True)
+            self._state = (data, values, index, self._block_tables(data, consensus))
         return self._state
+
+    @staticmethod
+    def _block_tables(data, consensus):
+        """Prefix masses at the block boundaries of the consensus, per ranking.
+
+        Returns (bounds, mass_before, tables, width): ``bounds[j]`` is the first
+        bucket of block j (``bounds[-1] = Q``), ``mass_before[j]`` the mass of
+        the buckets before it, and ``tables[b, j, k]`` the mass of those ranked
+        < k by ranking b.
+        """
+        n_buckets = int(consensus.max()) + 1
+        n_blocks = min(n_buckets, _MAX_BLOCKS)
+        bounds = (np.arange(n_blocks + 1) * n_buckets) // n_blocks
+        block = np.searchsorted(bounds, consensus, side="right") - 1
+        width = int(data.n_buckets.max()) + 1
+        tables = np.zeros((data.n_rankings, n_blocks + 1, width), dtype=data.mass_dtype)
+        for b in range(data.n_rankings):
+            cell = (block + 1) * width + data.ranks[b] + 1
+            counts = np.bincount(
+                cell, weights=data.item_weights, minlength=(n_blocks + 1) * width
+            ).astype(data.mass_dtype, copy=False)
+            table = counts.reshape(n_blocks + 1, width)
+            np.cumsum(table, axis=1, out=tables[b])
+            np.cumsum(tables[b], axis=0, out=tables[b])
+        mass = np.bincount(block + 1, weights=data.item_weights, minlength=n_blocks + 1)
+        return bounds, np.cumsum(mass), tables.ravel(), width
+
+    def _boundary_costs(self, lower, upper, rows, blocks):
+        """Cost of placing items at block boundaries (up to a per-item constant)."""
+        data, _, _, (bounds, mass_before, tables, width) = self._prepared()
+        n_rankings = data.n_rankings
+        n_boundaries = bounds.shape[0]
+        ranking_offset = np.arange(n_rankings) * n_boundaries
+        base = (ranking_offset[None, :] + blocks[:, None]) * width
+        values = tables.take(base + lower[rows]) + tables.take(base + upper[rows])
+        weighted = (values * data.ranking_weights).sum(axis=1)
+        return data.total_weight * mass_before[blocks] - weighted
 
     def _thresholds(self, ranks):
         """Dense thresholds (strictly above, not below) of new items per ranking."""
-        data, values, _ = self._prepared()
+        data, values, _, _ = self._prepared()
         ranks = np.asarray(ranks)
         if ranks.ndim != 2:
             raise ValueError(
@@ -160,14 +206,29 @@ class ConsensusInserter:
             upper[:, b] = np.searchsorted(row_values, ranks[:, b], side="right")
         return lower, upper
 
-    def _slopes(self, lower, upper, rows, buckets):
-        data, _, index = self._prepared()
-        better, atmost = index.sums(lower, upper, rows, buckets)
-        mass = index.bucket_mass[buckets]
+    def _run_costs(self, lower, upper, first, last):
+        """Costs of the positions in buckets ``first .. last - 1`` of each item.
+
+        Returns an (N, 2 * n_slots + 1) array, relative to the gap before bucket
+        ``first`` (columns: gap, tie, gap, tie, ..., gap; inf past ``last``).
+        """
+        data, _, index, _ = self._prepared()
+        better, atmost, valid = index.range_sums(lower, upper, first, last)
+        slot_bucket = np.minimum(
+            first[:, None] + np.arange(better.shape[1])[None, :], self.n_buckets - 1
+        )
+        mass = np.where(valid, index.bucket_mass[slot_bucket], 0.0)
         total_weight = data.total_weight
         slope = total_weight * mass - better - atmost
         tie_extra = 0.5 * total_weight * mass - atmost
-        return slope, tie_extra
+        n_items, n_slots = slope.shape
+        gaps = np.zeros((n_items, n_slots + 1))
+        np.cumsum(slope, axis=1, out=gaps[:, 1:])
+        costs = np.full((n_items, 2 * n_slots + 1), np.inf)
+        gap_valid = np.concatenate([np.ones((n_items, 1), dtype=bool), valid], axis=1)
+        costs[:, 0::2] = np.where(gap_valid, gaps, np.inf)
+        costs[:, 1::2] = np.where(valid, gaps[:, :-1] + tie_extra, np.inf)
+        return costs
 
     def position_costs(self, ranks):
         """Cost of every position for each new item (the exact method).
@@ -200,19 +261,12 @@ class ConsensusInserter:
         n_new = lower.shape[0]
         n_buckets = self.n_buckets
         positions = np.arange(2 * n_buckets + 1) / 2.0 - 0.5
-        costs = np.empty((n_new, 2 * n_buckets + 1))
-        step = max(1, _PAIRS_PER_CHUNK // n_buckets)
-        for s in range(0, n_new, step):
-            e = min(n_new, s + step)
-            rows = np.repeat(np.arange(s, e), n_buckets)
-            buckets = np.tile(np.arange(n_buckets), e - s)
-            slope, tie_extra = self._slopes(lower, upper, rows, buckets)
-            slope = slope.reshape(e - s, n_buckets)
-            tie_extra = tie_extra.reshape(e - s, n_buckets)
-            gaps = np.zeros((e - s, n_buckets + 1))
-            np.cumsum(slope, axis=1, out=gaps[:, 1:])
-            costs[s:e, 0::2] = gaps
-            costs[s:e, 1::2] = gaps[:, :-1] + tie_extra
+        costs = self._run_costs(
+            lower,
+            upper,
+            np.zeros(n_new, dtype=np.intp),
+            np.full(n_new, n_buckets, dtype=np.intp),
+        )
         return positions, costs
 
     def positions(self, ranks, *, method="fast", window=2):
@@ -225,13 +279,13 @@ class ConsensusInserter:
             ``rankings`` (for a forest: the rank of the item's leaf in each tree).
         method : {"fast", "exact"}, default="fast"
             ``"exact"`` evaluates every position, O(Q B) per item. ``"fast"``
-            binary-searches the sign change of the majority preference and
-            evaluates the positions within ``window`` buckets of it,
-            O(B (log Q + window)) per item; it returns the exact optimum whenever
-            the costs are unimodal along the consensus.
+            binary-searches the sign change of the majority preference of blocks
+            of buckets and evaluates every position in the two blocks around
+            it, O(B (log G + Q / G + window)) per item with G <= 128 blocks; it
+            returns the exact optimum whenever the cost is unimodal at the scale
+            of the blocks (see the module notes).
         window : int, default=2
-            Buckets examined on each side of the point found by the fast
-            method's binary search.
+            Extra buckets examined on each side of the two blocks.
 
         Returns
         -------
@@ -261,35 +315,28 @@ class ConsensusInserter:
             return positions[np.argmin(costs, axis=1)]
         lower, upper = self._thresholds(ranks)
         n_new = lower.shape[0]
+        if n_new == 0:
+            return np.empty(0)
+        bounds = self._prepared()[3][0]
+        n_blocks = bounds.shape[0] - 1
         n_buckets = self.n_buckets
-        # binary search of the first bucket whose slope is >= 0
+        # binary search of the first block whose slope (cost at its end minus
+        # cost at its start) is >= 0
         low = np.zeros(n_new, dtype=np.intp)
-        high = np.full(n_new, n_buckets, dtype=np.intp)
-        searching = np.flatnonzero(low < high)
+        high = np.full(n_new, n_blocks, dtype=np.intp)
+        searching = np.arange(n_new)
         while searching.shape[0]:
             middle = (low[searching] + high[searching]) // 2
-            slope, _ = self._slopes(lower, upper, searching, middle)
-            up = slope >= 0
+            rows = np.concatenate([searching, searching])
+            ends = np.concatenate([middle, middle + 1])
+            costs = self._boundary_costs(lower, upper, rows, ends)
+            up = costs[searching.shape[0] :] >= costs[: searching.shape[0]]
             high[searching[up]] = middle[up]
             low[searching[~up]] = middle[~up] + 1
             searching = searching[low[searching] < high[searching]]
-        # every position within `window` buckets of the gap found
-        first = np.maximum(low - window, 0)
-        last = np.minimum(low + window, n_buckets)  # last gap examined
-        n_slots = 2 * window
-        slot_bucket = first[:, None] + np.arange(n_slots)[None, :]
-        valid = slot_bucket < last[:, None]
-        rows, slots = np.nonzero(valid)
-        slope = np.zeros((n_new, n_slots))
-        tie_extra = np.zeros((n_new, n_slots))
-        slope[rows, slots], tie_extra[rows, slots] = self._slopes(
-            lower, upper, rows, slot_bucket[rows, slots]
-        )
-        gaps = np.zeros((n_new, n_slots + 1))
-        np.cumsum(slope, axis=1, out=gaps[:, 1:])
-        costs = np.full((n_new, 2 * n_slots + 1), np.inf)
-        gap_valid = np.concatenate([np.ones((n_new, 1), dtype=bool), valid], axis=1)
-        costs[:, 0::2] = np.where(gap_valid, gaps, np.inf)
-        costs[:, 1::2] = np.where(valid, gaps[:, :-1] + tie_extra, np.inf)
+        # every position in the blocks on both sides of that boundary
+        first = np.maximum(bounds[np.maximum(low - 1, 0)] - window, 0)
+        last = np.minimum(bounds[np.minimum(low + 1, n_blocks)] + window, n_buckets)
+        costs = self._run_costs(lower, upper, first, last)
         best = np.argmin(costs, axis=1)
         return first + best / 2.0 - 0.5
