@@ -271,8 +271,18 @@ def _envelope(y, ranking, v):
     return np.sum(v_ranked * beaten, axis=1)
 
 
-@pytest.mark.parametrize("m", [1, 2, 3, 4, 5, 6])
-@pytest.mark.parametrize("weights", ["ndcg", "ndcg@k", "map"])
+# m = 6 with graded labels (524,880 label-ranking pairs, all k) takes several
+# seconds: marked slow, and also run by benchmarks/bench_slam.py
+EXHAUSTIVE = [
+    pytest.param(weights, m, marks=pytest.mark.slow)
+    if m == 6 and weights != "map"
+    else (weights, m)
+    for weights in ("ndcg", "ndcg@k", "map")
+    for m in range(1, 7)
+]
+
+
+@pytest.mark.parametrize(("weights", "m"), EXHAUSTIVE)
 def test_upper_bound_exhaustive(weights, m):
     y, ranking = _all_lists(m, 2 if weights == "map" else 3)
     for k in range(1, m + 1) if weights == "ndcg@k" else [None]:
