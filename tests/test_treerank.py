@@ -372,3 +372,28 @@ def test_pickle_round_trip():
     tree = TreeRank(random_state=0).fit(X, y)
     clone = pickle.loads(pickle.dumps(tree))
     np.testing.assert_array_equal(clone.decision_function(X), tree.decision_function(X))
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"max_features_node": 2, "leafrank": LeafRank(max_depth=4, min_samples_leaf=3)},
+        {"leafrank": LeafRank(max_depth=1, min_samples_leaf=1), "max_depth": 9},
+        {"ccp_alpha": 0.003},
+        {"leafrank": ClassifierLeafRank(LogisticRegression())},
+    ],
+    ids=["default", "fr1", "stumps", "pruned", "linear-fallback"],
+)
+def test_compiled_routing_equals_node_by_node_traversal(params, tmp_path):
+    from treerank.model_io import load_model, save_model
+
+    X, y, _ = _random_problem(12, n=1500, d=4)
+    tree = TreeRank(random_state=0, min_samples_split=10, **params).fit(X, y)
+    X_new = np.random.default_rng(1).normal(size=(5000, 4))
+    X_new[:50] = X[:50]  # training points sit on thresholds' sides exactly
+    expected = tree.tree_.leaf_rank[tree.tree_.apply(X_new)]
+    np.testing.assert_array_equal(tree.apply(X_new), expected)
+    save_model(tree, tmp_path / "m.trk")
+    frozen = load_model(tmp_path / "m.trk")
+    np.testing.assert_array_equal(frozen.apply(X_new), expected)

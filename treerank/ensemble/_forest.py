@@ -27,7 +27,7 @@ from treerank.ensemble._leaf_scores import (
 )
 from treerank.metrics._roc import roc_auc_score
 from treerank.tree._classes import TreeRank
-from treerank.tree._leafrank import LeafRank
+from treerank.tree._leafrank import LeafRank, leafrank_input
 from treerank.utils._progress import ProgressBar
 from treerank.utils._sklearn_compat import (
     HasMethods,
@@ -72,13 +72,13 @@ def _grow_tree(template, X, y01, sample_weight, seed, bootstrap, n_draw):
     counts = _draw_sample(rng, X.shape[0], n_draw, bootstrap, y01, sample_weight)
     tree = clone(template).set_params(random_state=int(rng.randint(_MAX_SEED)))
     tree.fit(X, y01, sample_weight=sample_weight * counts)
-    leaf_ranks = tree.tree_.leaf_rank[tree.tree_.apply(X)].astype(np.int32)
+    leaf_ranks = tree.tree_.apply_rank(X).astype(np.int32)
     return tree, counts.astype(np.int32), leaf_ranks
 
 
 def _tree_leaf_ranks(tree, X):
     """Rank of each row's leaf in one fitted tree (X already validated)."""
-    return tree.tree_.leaf_rank[tree.tree_.apply(X)].astype(np.int32)
+    return tree.tree_.apply_rank(X).astype(np.int32)
 
 
 def _run(tasks, *, n_jobs, prefer, label, verbose):
@@ -401,11 +401,7 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
             oob = np.where(out_of_bag, normalized, 0.0).sum(axis=1) / n_oob
         self.oob_decision_function_ = np.where(n_oob > 0, oob, np.nan)
         scored = (n_oob > 0) & (sample_weight > 0)
-        if (
-            scored.any()
-            and np.any(y01[scored] == 1)
-            and np.any(y01[scored] == 0)
-        ):
+        if scored.any() and np.any(y01[scored] == 1) and np.any(y01[scored] == 0):
             self.oob_score_ = roc_auc_score(
                 y01[scored], oob[scored], sample_weight=sample_weight[scored]
             )
@@ -463,7 +459,19 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
     # scoring
     # ------------------------------------------------------------------
     def _leaf_ranks(self, X):
-        return np.column_stack([_tree_leaf_ranks(tree, X) for tree in self.estimators_])
+        # one conversion to the rules' working dtype for all trees; the trees
+        # are independent and their traversal is numpy-bound (it releases the
+        # GIL), so threads share X without copies
+        rules = next(
+            (r for t in self.estimators_ for r in t.tree_.leafranks if r is not None),
+            None,
+        )
+        if rules is not None:
+            X = leafrank_input(rules, X)
+        columns = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+            delayed(_tree_leaf_ranks)(tree, X) for tree in self.estimators_
+        )
+        return np.column_stack(columns)
 
     def _raw_scores(self, leaf_ranks):
         if self.aggregation == "mean":

@@ -464,7 +464,7 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
         leaf_rank : ndarray of int of shape (n_samples,)
         """
         X = self._validate_X_predict(X)
-        return self.tree_.leaf_rank[self.tree_.apply(X)]
+        return self.tree_.apply_rank(X)
 
     def decision_function(self, X):
         """Ranking score: an affine function of the rank of each sample's leaf.

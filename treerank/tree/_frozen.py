@@ -14,7 +14,12 @@ loaded model predicts bit for bit like the saved one.
 import numpy as np
 from sklearn.utils.validation import check_array
 
-from treerank.tree._leafrank import box_rules, describe_boxes, describe_linear
+from treerank.tree._leafrank import (
+    box_rules,
+    describe_boxes,
+    describe_linear,
+    traverse_binary_tree,
+)
 
 __all__ = ["FrozenLinearLeafRank", "FrozenTreeLeafRank"]
 
@@ -151,19 +156,27 @@ class FrozenTreeLeafRank(_FrozenBase):
 
     def _goes_left_arrays(self, X):
         X = np.asarray(X, dtype=np.float32)
-        rows = np.arange(X.shape[0])
-        node = np.zeros(X.shape[0], dtype=np.intp)
-        while True:
-            left = self.children_left[node]
-            internal = left >= 0
-            if not internal.any():
-                break
-            feature = np.where(internal, self.feature[node], 0)
-            # float32 value promoted to float64, as in scikit-learn's trees
-            go_left = X[rows, feature].astype(np.float64) <= self.threshold[node]
-            node = np.where(
-                internal, np.where(go_left, left, self.children_right[node]), node
-            )
+        return self._goes_left_rows(X, np.arange(X.shape[0]), None)
+
+    def _inner_tree_arrays(self):
+        return (
+            self.children_left,
+            self.children_right,
+            self.feature,
+            self.threshold,
+            self.left_nodes_,
+        )
+
+    def _goes_left_rows(self, X, rows, columns):
+        node = traverse_binary_tree(
+            self.children_left,
+            self.children_right,
+            self.feature,
+            self.threshold,
+            X,
+            rows,
+            columns,
+        )
         return self.left_nodes_[node]
 
     def left_rules(self, feature_names=None):

@@ -55,7 +55,9 @@ __all__ = [
     "balanced_node_weights",
     "leafrank_fit",
     "leafrank_goes_left",
+    "leafrank_goes_left_rows",
     "leafrank_input",
+    "traverse_binary_tree",
 ]
 
 
@@ -78,6 +80,53 @@ def leafrank_goes_left(leafrank, X):
     if goes_left is None:
         goes_left = leafrank.goes_left
     return np.asarray(goes_left(X), dtype=bool)
+
+
+def leafrank_goes_left_rows(leafrank, X, rows, columns):
+    """Sides chosen for the rows ``rows`` of X, the rule seeing ``X[:, columns]``.
+
+    Uses the LeafRank's ``_goes_left_rows`` when it has one (no copy of the
+    node's rows), else copies them and calls :func:`leafrank_goes_left`.
+    ``columns`` is None for all features.
+    """
+    goes_left_rows = getattr(leafrank, "_goes_left_rows", None)
+    if goes_left_rows is not None:
+        return np.asarray(goes_left_rows(X, rows, columns), dtype=bool)
+    X_node = X[rows] if columns is None else X[np.ix_(rows, columns)]
+    return leafrank_goes_left(leafrank, X_node)
+
+
+def traverse_binary_tree(
+    children_left, children_right, feature, threshold, X, rows, columns
+):
+    """Leaf reached by each row in a scikit-learn-layout binary tree.
+
+    Gathers only the tested feature of each row at each level (no copy of the
+    rows). ``X`` holds float32 values, compared with the float64 thresholds
+    after promotion, exactly as scikit-learn's trees do; ``columns`` maps the
+    tree's feature indices to columns of X (None: identity).
+
+    Returns
+    -------
+    node : ndarray of int of shape (len(rows),)
+    """
+    node = np.zeros(rows.shape[0], dtype=np.intp)
+    active = np.arange(rows.shape[0])
+    while active.shape[0]:
+        current = node[active]
+        left = children_left[current]
+        internal = left >= 0
+        active, current, left = active[internal], current[internal], left[internal]
+        if active.shape[0] == 0:
+            break
+        tested = feature[current]
+        if columns is not None:
+            tested = columns[tested]
+        values = X[rows[active], tested].astype(np.float64)
+        node[active] = np.where(
+            values <= threshold[current], left, children_right[current]
+        )
+    return node
 
 
 def balanced_node_weights(y, sample_weight):
@@ -345,6 +394,29 @@ class LeafRank(BaseLeafRank):
     def _goes_left_arrays(self, X):
         X = np.ascontiguousarray(X, dtype=np.float32)
         return self.left_nodes_[self.tree_.apply(X, check_input=False)]
+
+    def _inner_tree_arrays(self):
+        inner = self.tree_.tree_
+        return (
+            inner.children_left,
+            inner.children_right,
+            inner.feature,
+            inner.threshold,
+            self.left_nodes_,
+        )
+
+    def _goes_left_rows(self, X, rows, columns):
+        inner = self.tree_.tree_
+        node = traverse_binary_tree(
+            inner.children_left,
+            inner.children_right,
+            inner.feature,
+            inner.threshold,
+            X,
+            rows,
+            columns,
+        )
+        return self.left_nodes_[node]
 
     @property
     def feature_importances_(self):

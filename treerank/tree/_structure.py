@@ -11,7 +11,8 @@ the ranking, best first. Every array has one entry per node.
 import numpy as np
 
 from treerank.metrics._roc import roc_curve_from_counts
-from treerank.tree._leafrank import leafrank_goes_left, leafrank_input
+from treerank.tree._leafrank import leafrank_goes_left_rows, leafrank_input
+from treerank.tree._routing import compile_routing, route
 
 __all__ = ["RankingTreeStructure"]
 
@@ -119,6 +120,23 @@ class RankingTreeStructure:
     # ------------------------------------------------------------------
     # prediction
     # ------------------------------------------------------------------
+    def apply_rank(self, X):
+        """Rank of the leaf containing each row of X (already validated).
+
+        With CART rules everywhere, routes all rows at once through the
+        compiled routing table (:mod:`treerank.tree._routing`); otherwise
+        falls back to :meth:`apply`.
+        """
+        routing = getattr(self, "_routing", False)
+        if routing is False:  # compiled on first use, then kept
+            routing = self._routing = compile_routing(self)
+        if routing is None:
+            return self.leaf_rank[self.apply(X)]
+        internal = np.flatnonzero(self.children_left >= 0)
+        if internal.shape[0]:
+            X = leafrank_input(self.leafranks[internal[0]], X)
+        return route(routing, X)
+
     def apply(self, X):
         """Node id of the leaf containing each row of X (already validated).
 
@@ -136,9 +154,9 @@ class RankingTreeStructure:
             if self.children_left[node] < 0 or rows.shape[0] == 0:
                 out[rows] = node
                 continue
-            features = self.features[node]
-            X_node = X[rows] if features is None else X[np.ix_(rows, features)]
-            left = leafrank_goes_left(self.leafranks[node], X_node)
+            left = leafrank_goes_left_rows(
+                self.leafranks[node], X, rows, self.features[node]
+            )
             stack.append((self.children_right[node], rows[~left]))
             stack.append((self.children_left[node], rows[left]))
         return out
