@@ -26,7 +26,7 @@ from treerank.ensemble._leaf_scores import (
     mean_leaf_scores,
 )
 from treerank.metrics._roc import roc_auc_score
-from treerank.tree._classes import TreeRank
+from treerank.tree._classes import MAX_FEATURES_CONSTRAINT, TreeRank
 from treerank.tree._leafrank import LeafRank, leafrank_input
 from treerank.utils._progress import ProgressBar
 from treerank.utils._sklearn_compat import (
@@ -37,7 +37,7 @@ from treerank.utils._sklearn_compat import (
     _fit_context,
     validate_data,
 )
-from treerank.utils.validation import check_bipartite_target, check_sample_weight
+from treerank.utils.validation import check_training_target
 
 __all__ = ["RankingForest"]
 
@@ -228,18 +228,8 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
             None,
         ],
         "bootstrap": ["boolean"],
-        "max_features": [
-            Interval(Integral, 1, None, closed="left"),
-            Interval(RealNotInt, 0.0, 1.0, closed="right"),
-            StrOptions({"sqrt", "log2"}),
-            None,
-        ],
-        "max_features_node": [
-            Interval(Integral, 1, None, closed="left"),
-            Interval(RealNotInt, 0.0, 1.0, closed="right"),
-            StrOptions({"sqrt", "log2"}),
-            None,
-        ],
+        "max_features": MAX_FEATURES_CONSTRAINT,
+        "max_features_node": MAX_FEATURES_CONSTRAINT,
         "max_depth": [Interval(Integral, 0, None, closed="left"), None],
         "min_samples_split": [Interval(Integral, 2, None, closed="left")],
         "leafrank": [HasMethods(["fit", "goes_left"]), None],
@@ -347,16 +337,9 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
         self : RankingForest
         """
         X, y = validate_data(self, X, y, dtype=np.float64)
-        y01, self.classes_ = check_bipartite_target(y)
-        sample_weight = check_sample_weight(sample_weight, X.shape[0])
-        if not np.any(sample_weight > 0):
-            raise ValueError("sample_weight is all zero: no sample to learn from.")
-        for label, name in [(1, "positive"), (0, "negative")]:
-            if not np.any((sample_weight > 0) & (y01 == label)):
-                raise ValueError(
-                    f"y has no {name} sample with positive weight: both classes are "
-                    "needed to learn a ranking."
-                )
+        y01, self.classes_, sample_weight = check_training_target(
+            y, sample_weight, X.shape[0]
+        )
         rng = check_random_state(self.random_state)
         template = self._tree_template()
         n_draw = self._sample_size(X.shape[0])

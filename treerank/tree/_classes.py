@@ -29,9 +29,17 @@ from treerank.utils._sklearn_compat import (
     _fit_context,
     validate_data,
 )
-from treerank.utils.validation import check_bipartite_target, check_sample_weight
+from treerank.utils.validation import check_training_target
 
 __all__ = ["TreeRank"]
+
+# ``max_features``-like parameters: as in scikit-learn's trees
+MAX_FEATURES_CONSTRAINT = [
+    Interval(Integral, 1, None, closed="left"),
+    Interval(RealNotInt, 0.0, 1.0, closed="right"),
+    StrOptions({"sqrt", "log2"}),
+    None,
+]
 
 
 def _resolve_max_features(max_features, n_features, name="max_features_node"):
@@ -168,12 +176,7 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
         "max_depth": [Interval(Integral, 0, None, closed="left"), None],
         "min_samples_split": [Interval(Integral, 2, None, closed="left")],
         "leafrank": [HasMethods(["fit", "goes_left"]), None],
-        "max_features_node": [
-            Interval(Integral, 1, None, closed="left"),
-            Interval(RealNotInt, 0.0, 1.0, closed="right"),
-            StrOptions({"sqrt", "log2"}),
-            None,
-        ],
+        "max_features_node": MAX_FEATURES_CONSTRAINT,
         "pruning": [StrOptions({"cv", "penalty"}), None],
         "cv": ["cv_object"],
         "ccp_alpha": [Interval(Real, 0.0, None, closed="left")],
@@ -215,17 +218,9 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------
     def _validate_training_data(self, X, y, sample_weight):
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
-        y01, classes = check_bipartite_target(y)
-        sample_weight = check_sample_weight(sample_weight, X.shape[0])
-        if not np.any(sample_weight > 0):
-            raise ValueError("sample_weight is all zero: no sample to learn from.")
-        positive = sample_weight > 0
-        for label, name in [(1, "positive"), (0, "negative")]:
-            if not np.any(positive & (y01 == label)):
-                raise ValueError(
-                    f"y has no {name} sample with positive weight: both classes are "
-                    "needed to learn a ranking."
-                )
+        y01, classes, sample_weight = check_training_target(
+            y, sample_weight, X.shape[0]
+        )
         return X, y01, classes, sample_weight
 
     def _leafrank_template(self):

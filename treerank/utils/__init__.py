@@ -7,6 +7,12 @@ from treerank.utils.validation import (
     check_bipartite_target,
     check_sample_weight,
     check_scores,
+    check_training_target,
 )
 
-__all__ = ["check_bipartite_target", "check_sample_weight", "check_scores"]
+__all__ = [
+    "check_bipartite_target",
+    "check_sample_weight",
+    "check_scores",
+    "check_training_target",
+]

@@ -12,6 +12,7 @@ __all__ = [
     "check_bipartite_target",
     "check_sample_weight",
     "check_scores",
+    "check_training_target",
 ]
 
 
@@ -203,3 +204,44 @@ def check_scores(y_score, n_samples=None, *, input_name="y_score"):
     if not np.all(np.isfinite(y_score)):
         raise ValueError(f"{input_name} contains NaN or infinity.")
     return y_score
+
+
+def check_training_target(y, sample_weight, n_samples):
+    """Validate the labels and weights a ranker is trained on.
+
+    Binary labels (see :func:`check_bipartite_target`), valid weights, and
+    both classes present with positive weight.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Binary labels.
+    sample_weight : array-like of shape (n_samples,) or None
+        Non-negative weights.
+    n_samples : int
+        Number of training rows.
+
+    Returns
+    -------
+    y01 : ndarray of shape (n_samples,), dtype=int
+    classes : ndarray of shape (2,)
+    sample_weight : ndarray of shape (n_samples,), dtype=float64
+
+    Examples
+    --------
+    >>> from treerank.utils import check_training_target
+    >>> y01, classes, weights = check_training_target([2, 5, 5], None, 3)
+    >>> y01, classes
+    (array([0, 1, 1]), array([2, 5]))
+    """
+    y01, classes = check_bipartite_target(y)
+    sample_weight = check_sample_weight(sample_weight, n_samples)
+    if not np.any(sample_weight > 0):
+        raise ValueError("sample_weight is all zero: no sample to learn from.")
+    for label, name in [(1, "positive"), (0, "negative")]:
+        if not np.any((sample_weight > 0) & (y01 == label)):
+            raise ValueError(
+                f"y has no {name} sample with positive weight: both classes are "
+                "needed to learn a ranking."
+            )
+    return y01, classes, sample_weight
