@@ -92,7 +92,7 @@ def resolve_loss(loss):
 
 
 class LinearSurrogateRanker(BaseEstimator):
-    """Linear ranker ``s(x) = x . w + b`` fitted by minimizing a list surrogate.
+    """Linear ranker ``s(x) = x @ w + b`` fitted by minimizing a list surrogate.
 
     Parameters
     ----------
@@ -126,7 +126,7 @@ class LinearSurrogateRanker(BaseEstimator):
     n_iter_ : int
         Number of L-BFGS iterations.
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when ``X`` has feature names that are all strings.
 
     Notes

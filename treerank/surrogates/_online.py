@@ -119,7 +119,7 @@ class OnlineListwisePerceptron(BaseEstimator):
     feature_bound : float or None, default=None
         ``R_X >= ||x||_2`` for every document; rounds that violate it raise.
     max_items : int or None, default=None
-        ``m >= `` number of documents of every query; rounds that violate it
+        ``m >=`` the number of documents of every query; rounds that violate it
         raise.
     v_max : float or None, default=None
         Bound on the weight ratio of every round (see :func:`default_vmax`,

@@ -280,7 +280,7 @@ class LeafRank(BaseLeafRank):
     ----------
     tree_ : DecisionTreeClassifier
         The fitted inner tree.
-    left_nodes_ : ndarray of bool of shape (tree_.tree_.node_count,)
+    left_nodes_ : ndarray of bool of shape (`tree_.tree_.node_count`,)
         True for the inner-tree leaves forming the left side.
     gain_ : float
         Local TPR minus local FPR of the left side on the training data.
