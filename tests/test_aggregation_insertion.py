@@ -47,13 +47,18 @@ def cost_oracle(consensus, rankings, weights, masses, ranks):
     return positions, np.array(costs)
 
 
-@pytest.mark.parametrize("large_buckets", [False, True])
-def test_position_costs_match_oracle(rng, large_buckets):
+@pytest.mark.parametrize("layout", ["small buckets", "large buckets", "mixed"])
+def test_position_costs_match_oracle(rng, layout):
     rankings, _, _ = tree_like(rng, 40, 5, noise=0.3)
     weights = rng.random(5)
     masses = rng.integers(1, 4, size=40).astype(float)
-    n_buckets = 4 if large_buckets else 25
-    consensus = np.unique(rng.integers(0, n_buckets, size=40), return_inverse=True)[1]
+    if layout == "mixed":  # buckets of 12 and 10 items (tables) among singletons
+        consensus = np.concatenate([np.zeros(12), np.arange(1, 10), np.full(10, 10)])
+        consensus = np.concatenate([consensus, np.arange(11, 20)]).astype(int)
+    else:
+        n_buckets = 4 if layout == "large buckets" else 25
+        consensus = rng.integers(0, n_buckets, size=40)
+    consensus = np.unique(consensus, return_inverse=True)[1]
     inserter = ConsensusInserter(consensus, rankings, masses, weights)
     ranks = new_items(rng, rankings, 12)
     positions, costs = inserter.position_costs(ranks)

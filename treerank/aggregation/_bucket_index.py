@@ -19,7 +19,15 @@ pairwise item matrix:
 With K_b buckets per ranking a query costs O(B * min(|q|, small_max)); the
 tables take O(n_large * K_b) per ranking, are built one ranking at a time (a
 table of a few hundred kB stays in cache while all queries read it) and kept
-when they all fit in a memory budget.
+when they all fit in a memory budget. Masses are summed in int64 when the item
+weights are integers (exact, and prefix sums of integers vectorize).
+
+Three query shapes: :meth:`_BucketIndex.sums` (any list of (query, bucket)
+pairs), :meth:`_BucketIndex.window_sums` (items of the data against the buckets
+around their own, laid out as a grid so that each ranking's look-ups are one
+vectorized gather) and :meth:`_BucketIndex.range_sums` (queries against runs of
+consecutive buckets, whose small-bucket members form one contiguous block
+compared by broadcasting).
 """
 
 # Authors: The treerank developers
@@ -86,7 +94,8 @@ class _BucketIndex:
         """Prefix masses of large buckets in ranking b, flat (n_rows, width).
 
         Entry ``[row, k]`` is the mass of the bucket's members ranked < k by
-        ranking b (k = 0..K_max). Rows past the layout's rows are zero.
+        ranking b (k = 0..K_max). Rows past the layout's rows are zero. When
+        caching, the layout holds every large bucket and n_rows is n_large + 1.
         """
         if self._cache and b in self._tables:
             return self._tables[b]
@@ -176,6 +185,8 @@ class _BucketIndex:
             # only the rows queried now (late passes of the local search query few)
             needed, big_rows = np.unique(big_rows, return_inverse=True)
             big_rows = big_rows.ravel()
+        # one more row of zeros (read by the grid look-ups of window_sums)
+        n_rows = needed.shape[0] + 1
         layout = None
         if not (self._cache and len(self._tables) == data.n_rankings):
             layout = self._layout(needed)
@@ -204,7 +215,7 @@ class _BucketIndex:
             group_below[:] = 0
             group_at_most[:] = 0
             for b in range(start, stop):
-                table = self._table(b, layout, needed.shape[0])
+                table = self._table(b, layout, n_rows)
                 index = base + lt_major[b].take(query_rows)
                 group_below += table.take(index)
                 if le_major is None:
@@ -257,12 +268,20 @@ class _BucketIndex:
             atmost[a_idx, s_idx] = flat_atmost
         if big.any():
             # a grid of look-ups: slots that are not large buckets read a zero row
-            needed, local = np.unique(self.big_id[clipped[big]], return_inverse=True)
+            if self._cache:
+                needed = np.arange(self.n_big)
+                local = self.big_id[clipped[big]]
+            else:
+                needed, local = np.unique(
+                    self.big_id[clipped[big]], return_inverse=True
+                )
             n_rows = needed.shape[0] + 1
             row = np.full(slot_bucket.shape, needed.shape[0], dtype=np.intp)
             row[big] = local.ravel()
             row_base = row * self.width
-            layout = self._layout(needed)
+            layout = None
+            if not (self._cache and len(self._tables) == data.n_rankings):
+                layout = self._layout(needed)
             groups = data.weight_groups
             if groups is None:
                 groups = [

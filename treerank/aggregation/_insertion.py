@@ -96,9 +96,28 @@ class ConsensusInserter:
 
     Notes
     -----
-    See the module :mod:`treerank.aggregation._insertion` for the cost of a
-    position and the two methods. Memory: O(M B) for the rankings plus the
-    per-ranking tables of the consensus buckets of more than 8 items.
+    With W the total ranking weight, and ``better_q`` / ``atmost_q`` the
+    ranking-weighted masses of the items of consensus bucket q that the
+    rankings put strictly above / not below the new item, its cost increases
+    by ``slope_q = W mass_q - better_q - atmost_q`` from the gap above bucket q
+    to the gap below it, and tying it with q costs ``W mass_q / 2 - atmost_q``
+    more than the gap above q. ``slope_q`` is the majority preference of bucket
+    q against the item: negative while most of the mass of q is ranked above
+    it.
+
+    The exact method sums these over all Q buckets: O(Q B) per item. The fast
+    method groups the buckets into G <= 128 blocks, finds by binary search the
+    block boundary where the cost stops decreasing (the cost at a block
+    boundary is read in O(B) from per-ranking prefix tables), and evaluates
+    every position of the two blocks around it exactly:
+    O(B (log G + Q / G + window)) per item. It is exact when the cost is
+    unimodal at the scale of the blocks; ``benchmarks/results/aggregation.md``
+    reports how often it matches the exact method.
+
+    Memory: the rankings (O(M B) small integers), the block tables
+    (O(G K B), K the largest number of buckets of a ranking) and the tables of
+    the consensus buckets of more than 8 items (O(n_large K B)), built on first
+    use.
 
     Examples
     --------

@@ -263,7 +263,10 @@ def kemeny_median(
 "local"}, default="auto"
         - ``"exact"``: enumeration of all bucket orders (at most 7 items);
         - ``"ilp"``: integer program solved by HiGHS (:func:`scipy.optimize.milp`),
-          at most 60 items (it grows as M^3; a few dozen items take seconds);
+          at most 60 items; the O(M^3) transitivity constraints are added
+          lazily. Rankings that largely agree solve in well under a second at
+          M = 40, while random rankings with many ties can take minutes at
+          M = 30 (see ``time_limit``);
         - ``"borda"``, ``"mean"``, ``"copeland"``, ``"kwiksort"``: constructive
           heuristics alone (KwikSort: best of ``n_restarts`` random runs);
         - ``"local"``: local search (move one item into another bucket or into
@@ -277,7 +280,8 @@ def kemeny_median(
         mean-rank orders: the search starts from the best start and only accepts
         improvements.
     random_state : int, RandomState instance or None, default=None
-        Seeds KwikSort. The other methods are deterministic.
+        Seeds KwikSort, which is also one of the starts of ``"local"`` on small
+        problems. Everything else is deterministic.
     max_iter : int, default=100
         Maximum number of passes of the local search.
     window : int or "auto", default="auto"
@@ -285,8 +289,12 @@ def kemeny_median(
         ``"auto"`` is every bucket when M^2 B <= 1e6 and 3 otherwise.
     n_restarts : int, default=10
         KwikSort runs (the best is kept).
+    tol : float, default=0.0
+        The local search also stops when a pass lowers the objective by at most
+        ``tol`` times its value (0: only at a local optimum or ``max_iter``).
     time_limit : float or None, default=None
-        Time limit in seconds for ``"ilp"``.
+        Time limit in seconds for ``"ilp"``; the best solution found is then
+        returned with ``converged=False``.
 
     Returns
     -------
@@ -309,15 +317,33 @@ def kemeny_median(
 
     Notes
     -----
+    The local search moves one item at a time, into another bucket or alone
+    into a new bucket, within ``window`` buckets of its own. For an item i and a
+    bucket q, with ``better_q`` and ``atmost_q`` the ranking-weighted masses of
+    the items of q that the rankings put strictly above / not below i and W the
+    total ranking weight, moving i from just above q to just below it changes
+    the objective by ``m_i (W mass_q - better_q - atmost_q)`` and tying it with
+    q instead of placing it just above costs ``m_i (W mass_q / 2 - atmost_q)``;
+    the cost of every candidate follows by summation over the buckets passed.
+    These masses come from direct comparisons of rank rows for buckets of at
+    most 8 items and from per-ranking tables of prefix masses for larger ones.
+    Each pass finds the best move of every item against the same consensus
+    and applies them together: the exact change of a batch is the sum of the
+    single-move changes plus a correction for each pair of moved items whose
+    paths overlap; when the whole batch does not do better than its subset of
+    non-overlapping moves (which contains the best move), that subset is
+    applied. Every pass thus lowers the objective, which is tracked exactly,
+    until no single move does (``converged=True``).
+
     Costs, for B rankings of at most K buckets each: Borda and mean rank
     O(M B); KwikSort O(M B log M) expected per run; Copeland O(M^2 B); one
-    evaluation of the objective O(B (M L + (M / L) K)) with L = 16; one pass of
-    the local search with window w O(M (2w + 1) B s) row comparisons (s <= 8 the
-    size of a compared bucket; larger buckets are looked up in per-ranking
-    tables) plus the corrections of interacting moves. No M x M array is ever
-    formed, so M = 100,000 items fit in memory. See
-    :mod:`treerank.aggregation._local_search` for the move costs and the
-    parallel application of moves.
+    evaluation of the objective O(B (M L + (M / L) K)) with L = 16 (pair by pair,
+    O(M^2 B), on small problems); one pass of the local search
+    O(M (2w + 1) B) look-ups or row comparisons (times the size, at most 8, of
+    a compared bucket) plus O(n_large K B) for the tables of the buckets of
+    more than 8 items and the corrections of interacting moves. No M x M array
+    is formed: M = 100,000 items fit in memory and take minutes (see
+    ``benchmarks/results/aggregation.md``).
 
     Examples
     --------
@@ -385,7 +411,7 @@ def kemeny_median(
         if window == "auto":
             window = n_items if size <= _FULL_WINDOW else _DEFAULT_WINDOW
         if small:
-            # run from every distinct start, best start first
+            # run from the best distinct starts
             names = sorted(start_objectives, key=start_objectives.get)
             seen = set()
             runs = []

@@ -31,18 +31,22 @@ the same consensus and applies them together. The exact change of F for a batch
 is the sum of the single-move changes plus a correction for each pair of moved
 items whose *spans* (the buckets between an item's old bucket and its target,
 inclusive) overlap: only such pairs can see their relative order change in a
-way the single moves did not account for. These pairs are compared directly. If
-the whole batch does not lower F, a subset with pairwise disjoint spans is
-applied instead (every move whose gain is the largest among the moves it
-overlaps), for which the changes simply add up; it contains the best move, so
-every pass lowers F until no item has an improving move.
+way the single moves did not account for. These pairs are compared directly.
+The subset of moves with pairwise disjoint spans made of every move whose gain
+is the largest among the moves it overlaps has an exactly additive change and
+contains the best move; the whole batch is applied when it lowers F more than
+that subset, the subset otherwise. So every pass lowers F, until no item has an
+improving move (a local optimum for the window).
 
-Work per pass. With ``window`` = w and buckets of at most ``small_max`` items
-compared member by member, a pass costs O(M * (2w + 1) * B * s) row comparisons,
-s the typical bucket size (at most ``small_max``), plus O(n_large * sum_b K_b)
-for the tables of the large buckets and the pair corrections; no M x M array is
-formed. After the first pass only items near the last moves are re-examined; a
-full pass confirms convergence.
+Work per pass, with ``window`` = w: each item queries 2w + 1 buckets. A bucket
+of at most 8 items costs one comparison of two (B,) rows per member; a larger
+bucket costs one look-up per ranking in a table of prefix masses over the K_b
+buckets of the ranking, built for the large buckets in view, O(n_large K_b) per
+ranking. So a pass costs O(M (2w + 1) B) elementary operations (times at most 8
+for small buckets) plus O(n_large sum_b K_b) for the tables and the
+corrections of interacting moves; no M x M array is formed. After the first
+pass only items near the last moves are re-examined; a full pass confirms
+convergence.
 """
 
 # Authors: The treerank developers
