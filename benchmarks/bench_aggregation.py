@@ -64,13 +64,19 @@ def new_samples(cuts, n_new, noise, seed):
 
 
 def with_peak_memory(function, *args, **kwargs):
-    tracemalloc.start()
-    start = time.perf_counter()
+    """Wall time, CPU time, peak traced memory (MB) and result of one call.
+
+    The timing runs first without tracing; the memory is measured on a
+    second, traced call.
+    """
+    start, cpu = time.perf_counter(), time.process_time()
     result = function(*args, **kwargs)
-    elapsed = time.perf_counter() - start
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+    tracemalloc.start()
+    function(*args, **kwargs)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    return elapsed, peak / 2**20, result
+    return elapsed, cpu, peak / 2**20, result
 
 
 def generic_objective(consensus, rankings, masses):
@@ -87,9 +93,9 @@ def scale_rows(sizes, noises, n_trees, n_new):
     for n_samples in sizes:
         for noise in noises:
             leaves, cuts = synthetic_forest(n_samples, n_trees, noise, seed=0)
-            t_cells, _, cells = with_peak_memory(common_subpartition, leaves)
+            t_cells, _, _, cells = with_peak_memory(common_subpartition, leaves)
             rankings, masses = cells.rankings, cells.cell_weights
-            t_median, mem_median, median = with_peak_memory(
+            t_median, cpu_median, mem_median, median = with_peak_memory(
                 kemeny_median, rankings, item_weights=masses
             )
             borda = median.start_objectives["borda"]
@@ -113,6 +119,7 @@ def scale_rows(sizes, noises, n_trees, n_new):
                     int(median.consensus.max()) + 1,
                     f"{t_cells:.2f}",
                     f"{t_median:.2f}",
+                    f"{cpu_median:.2f}",
                     f"{mem_median:.0f}",
                     median.n_iter,
                     "yes" if median.converged else "no",
@@ -123,7 +130,7 @@ def scale_rows(sizes, noises, n_trees, n_new):
                 ]
             )
             print(rows[-1], flush=True)
-            if n_samples == sizes[min(1, len(sizes) - 1)]:
+            if n_new and n_samples == sizes[min(1, len(sizes) - 1)]:
                 inserter = ConsensusInserter(median.consensus, rankings, masses)
                 ranks = new_samples(cuts, n_new, noise, seed=1)
                 inserter.positions(ranks[:10])  # build the index once
@@ -197,7 +204,8 @@ def main():
         "cells M",
         "buckets",
         "subpartition (s)",
-        "median (s)",
+        "median wall (s)",
+        "median CPU (s)",
         "median peak MB",
         "passes",
         "converged",
@@ -210,9 +218,12 @@ def main():
         f"B = {n_trees} trees, K_b ~ U{{100..256}} leaves, default parameters "
         "(`kemeny_median(rankings, item_weights=masses)`: Borda and mean-rank "
         "starts, local search with a window of 3 buckets, at most 100 passes). "
-        "Wall-clock times on a shared machine (other jobs were running, so "
-        "times vary by tens of percent between runs); peak memory is what numpy "
-        "allocated during the call (tracemalloc), excluding the input.\n\n"
+        "Wall-clock and CPU times on a shared 2-core machine where other jobs "
+        "were running (the load average was 4 to 8), so wall times are inflated "
+        "and vary between runs; the median is single-threaded numpy (no BLAS), "
+        "so its CPU time is the better measure of its cost. Peak memory is what "
+        "numpy allocated during a second, traced call (tracemalloc), excluding "
+        "the input.\n\n"
         "*median / 1 objective eval*: median time over the time of one "
         "evaluation of the objective by the one-sweep evaluator, in the same "
         "process; *generic counter / sweep*: time of the same evaluation by the "
