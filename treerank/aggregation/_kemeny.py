@@ -85,7 +85,9 @@ class MedianResult:
         ``"mean"``, ``"copeland"``, ``"kwiksort"``, ``"ranking_<b>"`` or the method
         name).
     start_objectives : dict
-        Objective of each constructive solution that was evaluated.
+        Objective of each constructive solution that was evaluated: at least
+        ``"borda"`` and ``"mean"`` for the methods ``"exact"``, ``"local"`` and
+        ``"auto"``; empty for the others.
 
     Examples
     --------
