@@ -425,11 +425,14 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
             method=self.aggregation_method,
             random_state=seed,
         )
-        borda = kemeny_median(cells.rankings, item_weights=masses, method="borda")
         self.consensus_objective_ = float(median.objective)
-        self.borda_objective_ = float(
-            kemeny_objective(borda.consensus, cells.rankings, item_weights=masses)
-        )
+        borda = median.start_objectives.get("borda")
+        if borda is None:  # a method that does not start from Borda
+            order = kemeny_median(cells.rankings, item_weights=masses, method="borda")
+            borda = kemeny_objective(
+                order.consensus, cells.rankings, item_weights=masses
+            )
+        self.borda_objective_ = float(borda)
         self.n_cells_ = int(cells.rankings.shape[1])
         self.cells_ = np.ascontiguousarray(cells.cell_ranks, dtype=np.int32)
         self.consensus_ = np.asarray(median.consensus, dtype=np.int64)
@@ -465,14 +468,16 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
 
     def _median_scores(self, leaf_ranks):
         """Minus the consensus position: seen cells exactly, unseen ones inserted."""
+        from treerank.aggregation import common_subpartition
+
         n_cells = self.cells_.shape[0]
         rows = np.ascontiguousarray(leaf_ranks, dtype=np.int32)
-        combined = np.concatenate([self.cells_, rows])
-        _, inverse = np.unique(combined, axis=0, return_inverse=True)
-        inverse = inverse.ravel()
-        cell_of_unique = np.full(inverse.max() + 1, -1, dtype=np.int64)
-        cell_of_unique[inverse[:n_cells]] = np.arange(n_cells)
-        cell = cell_of_unique[inverse[n_cells:]]
+        # the fitted cells are distinct rows: a new row is in a seen cell when it
+        # shares its cell id, in the subpartition of the stacked rows, with one
+        code = common_subpartition(np.concatenate([self.cells_, rows])).cell_index
+        cell_of_code = np.full(int(code.max()) + 1, -1, dtype=np.int64)
+        cell_of_code[code[:n_cells]] = np.arange(n_cells)
+        cell = cell_of_code[code[n_cells:]]
         position = np.empty(rows.shape[0], dtype=np.float64)
         seen = cell >= 0
         position[seen] = self.consensus_[cell[seen]]
