@@ -1,8 +1,9 @@
 """Data sets for bipartite ranking.
 
 Synthetic distributions whose regression function eta(x) = P(Y=1 | X=x) is
-known in closed form, with their optimal ROC curve ROC* and AUC*, and an offline
-real data set.
+known in closed form, with their optimal ROC curve ROC* and AUC*, an offline
+real data set, and query-grouped learning-to-rank data (graded relevance from a
+known latent-utility model) with converters between query ids and group sizes.
 """
 
 # Authors: The treerank developers
@@ -16,6 +17,11 @@ from treerank.datasets._gaussian import (
     make_gaussian_mean_shift,
     make_gaussian_scale,
 )
+from treerank.datasets._learning_to_rank import (
+    make_learning_to_rank,
+    qid_to_sizes,
+    sizes_to_qid,
+)
 from treerank.datasets._nested_squares import NestedSquares, make_nested_squares
 
 __all__ = [
@@ -26,5 +32,8 @@ __all__ = [
     "load_breast_cancer",
     "make_gaussian_mean_shift",
     "make_gaussian_scale",
+    "make_learning_to_rank",
     "make_nested_squares",
+    "qid_to_sizes",
+    "sizes_to_qid",
 ]
