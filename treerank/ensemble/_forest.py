@@ -160,6 +160,11 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
           (a mass-weighted Borda count).
     aggregation_method : str, default="auto"
         Solver of the median (see :func:`treerank.aggregation.kemeny_median`).
+    aggregation_tol : float, default=1e-5
+        The median's local search stops when a pass lowers the Kemeny
+        objective by less than this fraction. Measured on 20,000 cells and 100
+        trees: 24 passes instead of 100 for an objective within 0.02% of the
+        longer run (``benchmarks/bench_forest.py``); 0 runs to convergence.
     n_jobs : int or None, default=None
         Trees grown in parallel through joblib (``-1`` for all cores). Any
         joblib backend works, e.g. Dask with
@@ -236,6 +241,7 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
         "ccp_alpha": [Interval(Real, 0.0, None, closed="left")],
         "aggregation": [StrOptions({"median", "mean", "borda"})],
         "aggregation_method": [str],
+        "aggregation_tol": [Interval(Real, 0.0, None, closed="left")],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
@@ -255,6 +261,7 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
         ccp_alpha=0.0,
         aggregation="median",
         aggregation_method="auto",
+        aggregation_tol=1e-5,
         n_jobs=None,
         random_state=None,
         verbose=0,
@@ -270,6 +277,7 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
         self.ccp_alpha = ccp_alpha
         self.aggregation = aggregation
         self.aggregation_method = aggregation_method
+        self.aggregation_tol = aggregation_tol
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
@@ -424,6 +432,7 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
             item_weights=masses,
             method=self.aggregation_method,
             random_state=seed,
+            tol=self.aggregation_tol,
         )
         self.consensus_objective_ = float(median.objective)
         borda = median.start_objectives.get("borda")
