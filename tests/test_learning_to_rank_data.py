@@ -76,9 +76,7 @@ def test_linear_gaussian_model_grade_frequencies():
 def test_sorting_by_utility_is_best():
     # the noise-free utility is a Bayes-optimal scorer: it beats a noisy version
     # of itself and random scores on NDCG@10
-    X, y, qid, utility = make_learning_to_rank(
-        300, return_utility=True, random_state=0
-    )
+    _, y, qid, utility = make_learning_to_rank(300, return_utility=True, random_state=0)
     rng = np.random.default_rng(0)
     best = ndcg_score(y, utility, qid=qid, k=10)
     noisy = ndcg_score(y, utility + rng.normal(size=y.shape[0]), qid=qid, k=10)
