@@ -1,0 +1,196 @@
+# Authors: The treerank developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Sphinx configuration of the treerank documentation.
+
+Build (offline, warnings are errors)::
+
+    python -m sphinx -W --keep-going -b html docs docs/_build/html
+
+Nothing here needs the network: no intersphinx, MathJax is only referenced by
+the HTML pages (the browser loads it), the gallery data are generated or
+shipped with treerank.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import treerank
+
+DOCS = Path(__file__).resolve().parent
+ROOT = DOCS.parent
+sys.path.insert(0, str(DOCS / "_ext"))
+
+from mdtables import markdown_to_rst
+
+# -- project -----------------------------------------------------------------
+project = "treerank"
+author = "The treerank developers"
+copyright = "The treerank developers, BSD-3-Clause"
+release = treerank.__version__
+version = ".".join(release.split(".")[:2])
+
+# -- extensions --------------------------------------------------------------
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+    "numpydoc",
+    "sphinx_gallery.gen_gallery",
+]
+
+templates_path = ["_templates"]
+exclude_patterns = ["_build", "**.ipynb_checkpoints", "auto_examples/*.ipynb"]
+default_role = "literal"
+root_doc = "index"
+# Unresolved Python cross-references (e.g. to scikit-learn names, which are
+# written as plain literals since intersphinx would need the network) are not
+# reported; broken :ref: labels and document links still fail the build.
+nitpicky = False
+suppress_warnings = []
+
+# -- autodoc / autosummary ---------------------------------------------------
+autosummary_generate = True
+autosummary_imported_members = False
+autodoc_default_options = {"members": False, "inherited-members": False}
+autodoc_typehints = "none"
+autoclass_content = "class"
+
+# -- numpydoc ----------------------------------------------------------------
+# Members are listed by the autosummary class template, not by numpydoc (which
+# would create a second, toctree-less table for every class).
+numpydoc_show_class_members = False
+numpydoc_show_inherited_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_attributes_as_param_list = True
+numpydoc_xref_param_type = False
+numpydoc_validation_checks = set()
+
+# -- sphinx-gallery ----------------------------------------------------------
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+sphinx_gallery_conf = {
+    "examples_dirs": ["../examples"],
+    "gallery_dirs": ["auto_examples"],
+    "filename_pattern": r"/plot_",
+    "ignore_pattern": r"__init__\.py",
+    "within_subsection_order": "FileNameSortKey",
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "plot_gallery": "True",
+    "reference_url": {"treerank": None},
+    # "Examples using X" mini-galleries on the API pages
+    "backreferences_dir": "api/generated/backreferences",
+    "doc_module": ("treerank",),
+    "abort_on_example_error": True,
+    "show_memory": False,
+    "matplotlib_animations": False,
+    "image_scrapers": ("matplotlib",),
+    "min_reported_time": 1,
+}
+
+# -- HTML --------------------------------------------------------------------
+html_theme = "alabaster"
+html_title = f"treerank {release}"
+html_short_title = "treerank"
+html_static_path = []
+html_theme_options = {
+    "description": "Bipartite ranking with tree ensembles",
+    "fixed_sidebar": True,
+    "show_relbars": True,
+    "page_width": "1100px",
+    "sidebar_width": "230px",
+}
+html_sidebars = {
+    "**": ["about.html", "navigation.html", "relations.html", "searchbox.html"]
+}
+html_show_sourcelink = False
+
+# -- the command-line help, captured at build time ---------------------------
+CLI_COMMANDS = ["", "fit", "score", "export", "stability", "demo"]
+
+
+def _write_cli_help(app):
+    """Write ``treerank [COMMAND] --help`` to docs/api/generated/ for the CLI page.
+
+    The text comes from running the installed entry point's module, so the page
+    cannot drift from the real options.
+    """
+    out_dir = DOCS / "api" / "generated"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "COLUMNS": "88", "MPLBACKEND": "Agg"}
+    for command in CLI_COMMANDS:
+        args = [sys.executable, "-m", "treerank", *([command] if command else [])]
+        result = subprocess.run(
+            [*args, "--help"],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+            check=True,
+        )
+        name = f"cli_{command or 'main'}.txt"
+        path = out_dir / name
+        text = result.stdout.replace("usage: __main__.py", "usage: treerank")
+        if not path.exists() or path.read_text() != text:
+            path.write_text(text)
+
+
+# -- the benchmark tables, converted at build time ---------------------------
+
+
+def _write_benchmark_results(app):
+    """Convert ``benchmarks/results/*.md`` to one reST file for the benchmarks page."""
+    out_dir = DOCS / "api" / "generated"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    parts = []
+    for path in sorted((ROOT / "benchmarks" / "results").glob("*.md")):
+        parts.append(f".. _benchmark_{path.stem}:\n")
+        parts.append(markdown_to_rst(path.read_text(encoding="utf-8"), top_level=1))
+        script = ROOT / "benchmarks" / f"bench_{path.stem}.py"
+        source = f"*Source:* ``benchmarks/results/{path.name}``"
+        if script.exists():
+            source += f", written by ``benchmarks/{script.name}``"
+        parts.append(source + ".\n")
+    text = "\n".join(parts)
+    target = out_dir / "benchmark_results.txt"
+    if not target.exists() or target.read_text(encoding="utf-8") != text:
+        target.write_text(text, encoding="utf-8")
+
+
+# -- top-level aliases -------------------------------------------------------
+# ``treerank.TreeRank`` is documented once, as ``treerank.tree.TreeRank``;
+# references written with the short top-level path are sent there.
+TOP_LEVEL_ALIASES = {
+    "treerank.TreeRank": "treerank.tree.TreeRank",
+    "treerank.LeafRank": "treerank.tree.LeafRank",
+    "treerank.ClassifierLeafRank": "treerank.tree.ClassifierLeafRank",
+    "treerank.RankingForest": "treerank.ensemble.RankingForest",
+}
+
+
+def _resolve_top_level_alias(app, env, node, contnode):
+    if node.get("refdomain") != "py":
+        return None
+    target = node.get("reftarget", "")
+    for alias, canonical in TOP_LEVEL_ALIASES.items():
+        if target == alias or target.startswith(alias + "."):
+            node["reftarget"] = canonical + target[len(alias) :]
+            domain = env.get_domain("py")
+            return domain.resolve_xref(
+                env,
+                node["refdoc"],
+                app.builder,
+                node["reftype"],
+                node["reftarget"],
+                node,
+                contnode,
+            )
+    return None
+
+
+def setup(app):
+    app.connect("builder-inited", _write_cli_help)
+    app.connect("builder-inited", _write_benchmark_results)
+    app.connect("missing-reference", _resolve_top_level_alias)
