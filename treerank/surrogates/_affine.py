@@ -184,7 +184,7 @@ class AffineDecomposition(BaseEstimator):
 
         Parameters
         ----------
-        y : array-like of shape label_shape or (n_samples, *label_shape)
+        y : array-like of shape ``label_shape`` or ``(n_samples, *label_shape)``
         exact : bool, default=False
             Compute with ``fractions.Fraction`` (object array).
 

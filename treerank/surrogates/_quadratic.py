@@ -581,7 +581,7 @@ class QuadraticSurrogateEstimator(BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-        Y : array-like of shape (n_samples, *label_shape)
+        Y : array-like of shape ``(n_samples, *label_shape)``
             One label per sample (binary vectors, relevance vectors or
             preference matrices, as the decomposition expects).
 
