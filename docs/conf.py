@@ -12,6 +12,7 @@ shipped with treerank.
 """
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -48,14 +49,28 @@ root_doc = "index"
 # written as plain literals since intersphinx would need the network) are not
 # reported; broken :ref: labels and document links still fail the build.
 nitpicky = False
-suppress_warnings = []
 
 # -- autodoc / autosummary ---------------------------------------------------
 autosummary_generate = True
 autosummary_imported_members = False
-autodoc_default_options = {"members": False, "inherited-members": False}
 autodoc_typehints = "none"
 autoclass_content = "class"
+
+# scikit-learn's metadata-routing methods (``set_fit_request``, ...) and
+# ``set_output`` are inherited from scikit-learn's mixins; their docstrings
+# refer to scikit-learn's own glossary and guide, so they are left to
+# scikit-learn's documentation.
+_SKLEARN_ROUTING = re.compile(r"get_metadata_routing|set_\w+_request|set_output")
+
+
+def _skip_member(app, what, name, obj, skip, options):
+    if _SKLEARN_ROUTING.fullmatch(name):
+        return True
+    # the fields of a named tuple are described by its Attributes section
+    if (getattr(obj, "__doc__", None) or "").startswith("Alias for field number"):
+        return True
+    return None
+
 
 # -- numpydoc ----------------------------------------------------------------
 # Members are listed by the autosummary class template, not by numpydoc (which
@@ -78,7 +93,7 @@ sphinx_gallery_conf = {
     "within_subsection_order": "FileNameSortKey",
     "download_all_examples": False,
     "remove_config_comments": True,
-    "plot_gallery": "True",
+    "plot_gallery": True,
     "reference_url": {"treerank": None},
     # "Examples using X" mini-galleries on the API pages
     "backreferences_dir": "api/generated/backreferences",
@@ -194,3 +209,4 @@ def setup(app):
     app.connect("builder-inited", _write_cli_help)
     app.connect("builder-inited", _write_benchmark_results)
     app.connect("missing-reference", _resolve_top_level_alias)
+    app.connect("autodoc-skip-member", _skip_member)

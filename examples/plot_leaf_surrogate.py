@@ -66,11 +66,8 @@ for name, result in results.items():
     )
 
 fig, ax = plt.subplots(figsize=(8, 4))
-ax.boxplot(
-    [result.per_query["ndcg@10"] for result in results.values()],
-    tick_labels=list(results),
-    showmeans=True,
-)
+ax.boxplot([result.per_query["ndcg@10"] for result in results.values()], showmeans=True)
+ax.set_xticks(range(1, len(results) + 1), list(results))
 ax.set_ylabel("NDCG@10 of each test query")
 ax.set_title("Per-query NDCG@10 on 200 test queries")
 fig.tight_layout()

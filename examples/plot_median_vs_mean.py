@@ -99,7 +99,8 @@ per_tree = {
 }
 
 fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.2))
-left.boxplot(list(per_tree.values()), tick_labels=list(per_tree))
+left.boxplot(list(per_tree.values()))
+left.set_xticks(range(1, len(per_tree) + 1), list(per_tree))
 left.set_ylabel("Kendall distance to each tree")
 left.set_title("Consensus against the 30 trees")
 
