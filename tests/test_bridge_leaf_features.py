@@ -251,3 +251,14 @@ def test_hundred_trees_hundred_thousand_rows_stay_sparse():
     # the peak is a small multiple of the output, far below the dense matrix
     assert peak < 2 * stored
     assert peak < dense / 10
+
+
+def test_sample_weight_is_passed_to_the_partition_model(data):
+    X, y, _ = data
+    weights = np.random.default_rng(0).integers(0, 4, size=y.shape[0])
+    tree = TreeRank(max_depth=3, min_samples_split=10, random_state=0)
+    embedding = LeafEmbedding(tree, threshold=1).fit(X, y, sample_weight=weights)
+    direct = clone(tree).fit(X, (y >= 1).astype(int), sample_weight=weights)
+    unweighted = clone(tree).fit(X, (y >= 1).astype(int))
+    np.testing.assert_array_equal(embedding.estimator_.apply(X), direct.apply(X))
+    assert not np.array_equal(direct.apply(X), unweighted.apply(X))

@@ -1,5 +1,7 @@
 """Tests of the list scorers inside scikit-learn's grouped cross-validation."""
 
+import pickle
+
 import numpy as np
 import pytest
 import sklearn
@@ -214,3 +216,12 @@ def test_scorer_errors(kwargs, match):
 def test_request_errors():
     with pytest.raises(ValueError, match="qid must be True"):
         make_list_scorer("map").set_score_request(qid=3)
+
+
+def test_scorer_pickles(data):
+    X, y, qid = data
+    model = LinearSurrogateRanker(loss="slam", alpha=0.1).fit(X, y, qid=qid)
+    scorer = make_list_scorer("ndcg@10").set_score_request(qid="groups")
+    copy = pickle.loads(pickle.dumps(scorer))
+    assert copy(model, X, y, qid=qid) == scorer(model, X, y, qid=qid)
+    assert copy.get_metadata_routing().score.requests == {"qid": "groups"}

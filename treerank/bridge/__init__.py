@@ -28,7 +28,6 @@ from treerank.bridge._evaluate import (
     evaluate_from_scores,
 )
 from treerank.bridge._leaf_features import LeafEmbedding
-from treerank.bridge._metric_names import METRIC_NAMES
 from treerank.bridge._scorers import ListScorer, make_list_scorer
 from treerank.bridge._surrogate_risk import (
     SurrogateRiskResult,
@@ -39,7 +38,6 @@ from treerank.bridge._surrogate_risk import (
 from treerank.metrics._grouping import QueryGroups, check_qid, group_qid
 
 __all__ = [
-    "METRIC_NAMES",
     "EvaluationResult",
     "LeafEmbedding",
     "ListScorer",

@@ -354,7 +354,9 @@ def evaluate(
         or a function with ``qid`` and ``return_per_query`` keywords like
         those of :mod:`treerank.metrics` (called once). A dict
         ``{name: metric}`` names them. None means ``"auc"`` without ``qid``
-        and ``["ndcg", "ndcg@10", "map", "mrr"]`` with it.
+        and ``["ndcg", "ndcg@10", "map", "mrr"]`` with it. Without ``qid``
+        the list metrics (``"ndcg@10"``, ``"map"``, ...) rank the whole
+        sample as one list.
     max_grade : float, default=None
         Top grade of the relevance scale. Required by ``"err"`` and never
         guessed from ``y``: a test fold or a query may lack the top grade,

@@ -158,7 +158,6 @@ class LeafEmbedding(TransformerMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
-        tags.transformer_tags.preserves_dtype = []
         return tags
 
     def _check_params(self):

@@ -5,28 +5,24 @@ computes the metric of scores against labels, on one list (``qid=None``) or
 per query, by calling the metric functions of :mod:`treerank.metrics`. The
 grammar is ``base`` or ``base@cut``:
 
-=====================  ==========================================  ===========
-name                   function                                    labels
-=====================  ==========================================  ===========
-``ndcg``, ``ndcg@k``   :func:`~treerank.metrics.ndcg_score`        graded
-``dcg``, ``dcg@k``     :func:`~treerank.metrics.dcg_score`         graded
-``err``, ``err@k``     :func:`~treerank.metrics.err_score`         graded
-``eru``                :func:`~treerank.metrics.expected_rank_utility`  graded
-``pd``                 :func:`~treerank.metrics.pairwise_disagreement`  graded
-``map`` (``ap``)       :func:`~treerank.metrics.average_precision_score` binary
-``p@k``                :func:`~treerank.metrics.precision_at_k`    binary
-``r@k``                :func:`~treerank.metrics.recall_at_k`       binary
-``mrr``, ``mrr@k``     :func:`~treerank.metrics.reciprocal_rank`   binary
-``auc``                per query :func:`~treerank.metrics.list_auc`;  binary
-                       without qid :func:`~treerank.metrics.roc_auc_score`
-``pauc@f``             :func:`~treerank.metrics.partial_auc_score`  binary
-                       (``max_fpr=f``; without qid only)
-``tpr@f``              :func:`~treerank.metrics.tpr_at_fpr`        binary
-                       (``fpr=f``; without qid only)
-=====================  ==========================================  ===========
+- graded labels: ``ndcg``, ``ndcg@k`` (:func:`~treerank.metrics.ndcg_score`);
+  ``dcg``, ``dcg@k`` (:func:`~treerank.metrics.dcg_score`); ``err``,
+  ``err@k`` (:func:`~treerank.metrics.err_score`, needs ``max_grade``);
+  ``eru`` (:func:`~treerank.metrics.expected_rank_utility`); ``pd``
+  (:func:`~treerank.metrics.pairwise_disagreement`);
+- binary labels: ``map`` (:func:`~treerank.metrics.average_precision_score`);
+  ``p@k`` (:func:`~treerank.metrics.precision_at_k`); ``r@k``
+  (:func:`~treerank.metrics.recall_at_k`); ``mrr``, ``mrr@k``
+  (:func:`~treerank.metrics.reciprocal_rank`); ``auc``
+  (:func:`~treerank.metrics.list_auc` per query,
+  :func:`~treerank.metrics.roc_auc_score` without qid);
+- bipartite only (without qid): ``pauc@f``
+  (:func:`~treerank.metrics.partial_auc_score` with ``max_fpr=f``) and
+  ``tpr@f`` (:func:`~treerank.metrics.tpr_at_fpr` at ``fpr=f``).
 
-Aliases: ``precision@k``, ``recall@k``, ``rr`` (= ``mrr``),
-``pairwise_disagreement`` (= ``pd``). "Binary" metrics see the labels
+Aliases: ``ap`` (= ``map``), ``precision@k``, ``recall@k``, ``rr``
+(= ``mrr``), ``pairwise_disagreement`` (= ``pd``); names are case-insensitive.
+"Binary" metrics see the labels
 binarized as ``y >= threshold``. ``pd`` is a loss (lower is better); every
 other named metric is a score.
 """
@@ -61,7 +57,7 @@ from treerank.metrics._grouping import check_qid, group_qid
 __all__ = ["METRIC_NAMES", "ListMetric", "check_threshold", "resolve_metrics"]
 
 # base name -> (function, label kind, cut-off: None/"optional"/"required"/"rate",
-#               options passed, greater_is_better, per-query capable)
+#               options passed, greater_is_better)
 _TABLE = {
     "ndcg": (ndcg_score, "graded", "optional", ("ties", "empty", "gain"), True),
     "dcg": (dcg_score, "graded", "optional", ("ties", "empty", "gain"), True),
@@ -88,7 +84,14 @@ _BIPARTITE_ONLY = ("pauc", "tpr")
 
 
 def check_threshold(threshold):
-    """Validate the relevance threshold of the binary metrics (None or a real)."""
+    """Validate the relevance threshold of the binary metrics (None or a real).
+
+    Examples
+    --------
+    >>> from treerank.bridge._metric_names import check_threshold
+    >>> check_threshold(2), check_threshold(None)
+    (2, None)
+    """
     if threshold is None:
         return None
     if (
