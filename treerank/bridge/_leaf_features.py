@@ -88,7 +88,8 @@ class LeafEmbedding(TransformerMixin, BaseEstimator):
         The partition model, cloned at ``fit`` (the object passed is never
         fitted). None means ``RankingForest(aggregation="mean")``: the
         aggregation does not change the leaves, and ``"mean"`` skips the
-        Kendall median that the embedding does not use.
+        Kendall median that the embedding does not use. For reproducible
+        partitions pass an estimator with a fixed ``random_state``.
     threshold : float or None, default=None
         None: ``y`` must be binary (two classes, the larger one positive).
         A number: the partition is fitted on ``y >= threshold`` (graded
