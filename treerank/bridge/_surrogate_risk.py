@@ -35,8 +35,8 @@ from treerank.surrogates import (
     PrecisionAtQSurrogate,
     SLAMSurrogate,
     SurrogateLoss,
+    resolve_loss,
 )
-from treerank.surrogates._linear_ranker import resolve_loss
 
 __all__ = [
     "SurrogateRiskResult",

@@ -48,7 +48,7 @@ from treerank.surrogates._decoders import (
     greedy_feedback_arc_decoder,
     sort_decoder,
 )
-from treerank.surrogates._linear_ranker import LinearSurrogateRanker
+from treerank.surrogates._linear_ranker import LinearSurrogateRanker, resolve_loss
 from treerank.surrogates._listnet import ListNetSurrogate
 from treerank.surrogates._low_rank import (
     DCGSurrogate,
@@ -139,6 +139,7 @@ __all__ = [
     "minimize_inner_risk",
     "op_margin",
     "regret_bound",
+    "resolve_loss",
     "slam_vmax",
     "slam_weights",
     "sort_decoder",

@@ -69,6 +69,21 @@ def resolve_loss(loss):
       the NDCG utility (NDCG-calibrated);
     - ``"ranknet"``, ``"ranksvm"``: the usual pairwise comparison losses
       (logistic, hinge; not calibrated); ``"listnet"``: ListNet.
+
+    Parameters
+    ----------
+    loss : str or SurrogateLoss
+        A name of ``LOSSES`` or a loss object.
+
+    Returns
+    -------
+    loss : SurrogateLoss
+
+    Examples
+    --------
+    >>> from treerank.surrogates import resolve_loss
+    >>> type(resolve_loss("slam")).__name__
+    'SLAMSurrogate'
     """
     if isinstance(loss, SurrogateLoss):
         return clone(loss)
