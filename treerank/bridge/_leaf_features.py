@@ -109,7 +109,7 @@ class LeafEmbedding(TransformerMixin, BaseEstimator):
         Number of output columns (the total number of leaves).
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when ``X`` has feature names that are all strings.
 
     See Also
@@ -227,7 +227,7 @@ class LeafEmbedding(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        leaves : scipy.sparse CSR matrix of shape (n_samples, n_features_out_)
+        leaves : scipy.sparse CSR matrix of shape (n_samples, `n_features_out_`)
             ``leaves[i, feature_offsets_[b] + r] = 1`` when row ``i`` falls in
             the leaf of rank ``r`` of tree ``b``; float64.
         """
@@ -262,7 +262,7 @@ class LeafEmbedding(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        feature_names_out : ndarray of str of shape (n_features_out_,)
+        feature_names_out : ndarray of str of shape (`n_features_out_`,)
         """
         check_is_fitted(self)
         tree = np.repeat(np.arange(self.n_leaves_.shape[0]), self.n_leaves_)
