@@ -151,8 +151,9 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
     several hundred thousand samples it usually keeps only the root. Use
     ``penalty_scale`` to calibrate it, or prefer ``pruning="cv"``.
 
-    Scores: with K leaves, the leaf of rank i (0 = leftmost, best) scores
-    ``K - i``.
+    Scores: with ``k = n_positive_leaves_``, the leaf of rank i (0 =
+    leftmost, best) scores ``k - i - 1/2`` (see :meth:`decision_function`):
+    an affine function of the rank whose sign is the predicted class.
 
     References
     ----------

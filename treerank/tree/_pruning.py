@@ -142,6 +142,13 @@ def structural_penalty(n_leaves, n_samples, n_features, n_cuts, p_low, p_high):
     Returns
     -------
     penalty : float or ndarray
+
+    Examples
+    --------
+    >>> from treerank.tree import structural_penalty
+    >>> # 8 leaves, 2,000 samples, 2 features, depth-3 CART LeafRank, p = 0.44
+    >>> round(float(structural_penalty(8, 2000, 2, 7, 0.44, 0.44)), 2)
+    15.74
     """
     K = np.asarray(n_leaves, dtype=np.float64)
     log_term = np.log(16.0) + 2.0 * K * n_cuts * np.log((n_samples + 1.0) * n_features)
