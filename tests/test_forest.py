@@ -259,3 +259,17 @@ def test_dask_local_cluster_gives_the_sequential_forest(squares):
     np.testing.assert_array_equal(
         remote.decision_function(X), sequential.decision_function(X)
     )
+
+
+def test_threaded_insertion_of_unseen_cells_changes_nothing():
+    """Large batches of unseen cells are inserted in threads, chunk by chunk."""
+    model = GaussianMeanShift(n_features=5)
+    X, y = model.sample(1500, random_state=0)
+    X_new, _ = model.sample(6000, random_state=1)  # 3 chunks with n_jobs=2
+    params = {"n_estimators": 12, "random_state": 0}
+    sequential = RankingForest(n_jobs=1, **params).fit(X, y)
+    threaded = RankingForest(n_jobs=2, **params).fit(X, y)
+    scores = threaded.decision_function(X_new)
+    np.testing.assert_array_equal(scores, sequential.decision_function(X_new))
+    for i in [0, 2999, 5999]:
+        assert threaded.decision_function(X_new[i : i + 1])[0] == scores[i]

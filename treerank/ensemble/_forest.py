@@ -14,6 +14,7 @@ import time
 from numbers import Integral, Real
 
 import numpy as np
+from joblib import effective_n_jobs
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils import check_random_state
 from sklearn.utils.parallel import Parallel, delayed
@@ -491,8 +492,23 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
         seen = cell >= 0
         position[seen] = self.consensus_[cell[seen]]
         if not seen.all():
-            position[~seen] = self._inserter.positions(rows[~seen])
+            position[~seen] = self._insert(rows[~seen])
         return -position
+
+    def _insert(self, rows):
+        """Consensus positions of unseen cells, in threads for large batches.
+
+        Each row is placed independently of the others (so chunking changes
+        nothing), and the insertion is numpy-bound, which releases the GIL.
+        """
+        n_chunks = min(effective_n_jobs(self.n_jobs), max(1, rows.shape[0] // 2000))
+        if n_chunks <= 1:
+            return self._inserter.positions(rows)
+        chunks = np.array_split(np.arange(rows.shape[0]), n_chunks)
+        parts = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+            delayed(self._inserter.positions)(rows[chunk]) for chunk in chunks
+        )
+        return np.concatenate(parts)
 
     def _validate_X_predict(self, X):
         check_is_fitted(self)
