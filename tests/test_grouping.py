@@ -81,7 +81,7 @@ def test_sizes_to_qid_round_trip():
 def test_check_qid_errors():
     with pytest.raises(ValueError, match="one-dimensional"):
         check_qid(np.zeros((2, 2)), 4)
-    with pytest.raises(ValueError, match="qid has 2 elements but y_true has 3"):
+    with pytest.raises(ValueError, match="qid has 2 elements but there are 3 rows"):
         check_qid([1, 2], 3)
     with pytest.raises(ValueError, match="NaN or infinity"):
         check_qid([1.0, np.nan], 2)

@@ -342,7 +342,7 @@ def test_common_signature(function):
 def test_lengths_must_match():
     with pytest.raises(ValueError, match="y_score has 2 elements but 3 were expected"):
         ndcg_score([1, 0, 1], [0.1, 0.2])
-    with pytest.raises(ValueError, match="qid has 2 elements but y_true has 3"):
+    with pytest.raises(ValueError, match="qid has 2 elements but there are 3 rows"):
         ndcg_score([1, 0, 1], [0.1, 0.2, 0.3], qid=[1, 1])
 
 

@@ -109,8 +109,8 @@ def check_qid(qid, n_samples, *, input_name="qid"):
         )
     if qid.shape[0] != n_samples:
         raise ValueError(
-            f"{input_name} has {qid.shape[0]} elements but y_true has {n_samples}: "
-            "give one query id per row."
+            f"{input_name} has {qid.shape[0]} elements but there are {n_samples} "
+            "rows: give one query id per row."
         )
     if qid.dtype.kind == "f" and not np.all(np.isfinite(qid)):
         raise ValueError(f"{input_name} contains NaN or infinity.")

@@ -14,6 +14,8 @@ list), and pairs are generated with ``np.repeat`` arithmetic.
 
 import numpy as np
 
+from treerank.metrics._grouping import check_qid, group_qid, segment_scan
+
 __all__ = ["Groups", "check_groups", "segmented_scan"]
 
 
@@ -168,43 +170,36 @@ def check_groups(qid, n_samples, *, input_name="qid"):
 
     ``qid=None`` makes the whole array one list. Query ids need not be
     contiguous: items with equal ids form one list, in their original order.
+    Validation is the metric layer's (:func:`treerank.metrics._grouping.check_qid`).
     """
     if qid is None:
         index = np.zeros(n_samples, dtype=np.intp)
         return Groups(index, 1 if n_samples else 0, np.zeros(1, dtype=np.intp))
-    qid = np.asarray(qid)
-    if qid.ndim != 1:
-        raise ValueError(
-            f"{input_name} must be one-dimensional; got shape {qid.shape}."
-        )
-    if qid.shape[0] != n_samples:
-        raise ValueError(
-            f"{input_name} has {qid.shape[0]} elements but there are {n_samples} "
-            "samples: give one query id per sample."
-        )
-    if qid.dtype.kind == "f" and not np.all(np.isfinite(qid)):
-        raise ValueError(f"{input_name} contains NaN or infinity.")
-    if qid.dtype.kind == "O":
-        raise ValueError(f"{input_name} must hold numbers or strings, not objects.")
-    labels, index = np.unique(qid, return_inverse=True)
-    return Groups(index.ravel().astype(np.intp), labels.shape[0], labels)
+    qid = check_qid(qid, n_samples, input_name=input_name)
+    if n_samples == 0:
+        return Groups(np.zeros(0, dtype=np.intp), 0, np.zeros(0, dtype=qid.dtype))
+    groups = group_qid(qid)
+    return Groups(groups.index, groups.n_groups, groups.ids)
 
 
 def segmented_scan(values, segment, ufunc, *, max_length=None):
-    """Inclusive prefix scan of ``values`` inside consecutive segments.
+    """Inclusive prefix scan of ``values`` inside runs of equal ``segment``.
 
-    ``segment`` must be non-decreasing (the array is sorted by segment).
-    Hillis-Steele doubling: ``ceil(log2(max_length))`` vectorized passes.
+    Consecutive equal segment ids form a run (the array is sorted by segment,
+    in either direction). The scan itself is
+    :func:`treerank.metrics._grouping.segment_scan` (Hillis-Steele doubling,
+    ``ceil(log2(longest run))`` vectorized passes); this adapter computes each
+    element's position in its run.
 
     Parameters
     ----------
     values : ndarray of shape (n,)
     segment : ndarray of shape (n,)
-        Segment id of each value, non-decreasing.
+        Segment id of each value, constant on runs.
     ufunc : numpy ufunc
         An associative binary ufunc (``np.maximum``, ``np.logaddexp``, ...).
     max_length : int or None, default=None
-        Length of the longest segment (computed if None).
+        Unused (the longest run is read from the positions); kept for callers.
 
     Returns
     -------
@@ -214,12 +209,9 @@ def segmented_scan(values, segment, ufunc, *, max_length=None):
     n = out.shape[0]
     if n == 0:
         return out
-    if max_length is None:
-        max_length = int(np.bincount(np.unique(segment, return_inverse=True)[1]).max())
-    step = 1
-    while step < max_length:
-        same = segment[step:] == segment[:-step]
-        combined = ufunc(out[step:], out[:-step])
-        out[step:] = np.where(same, combined, out[step:])
-        step *= 2
-    return out
+    change = np.empty(n, dtype=bool)
+    change[0] = True
+    np.not_equal(segment[1:], segment[:-1], out=change[1:])
+    starts = np.flatnonzero(change)
+    positions = np.arange(n) - starts[np.cumsum(change) - 1]
+    return segment_scan(out, positions, ufunc)
