@@ -107,6 +107,10 @@ def test_chunked_routing_gives_the_same_matrix(
     np.testing.assert_array_equal(full.indptr, chunked.indptr)
 
 
+@pytest.mark.skipif(
+    "sparse_interface" not in sklearn.get_config(),
+    reason="scikit-learn's sparse_interface setting is newer than this version",
+)
 def test_sparse_interface_setting(data, fitted_forest_embedding):
     X, _, _ = data
     with sklearn.config_context(sparse_interface="sparray"):
