@@ -169,8 +169,16 @@ class RankingMixin:
     A ranker's ``decision_function(X)`` returns scores, higher meaning more
     likely positive. Its ``score`` returns the area under the ROC curve of
     those scores, so that ``GridSearchCV`` and ``cross_val_score`` maximize the
-    AUC by default (not the accuracy of ``ClassifierMixin``).
+    AUC by default (not the accuracy of ``ClassifierMixin``). Rankers are
+    binary (``multi_class`` tag False: scikit-learn's checks feed them two
+    classes) and refuse NaN. Put it before ``ClassifierMixin`` in the bases.
     """
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.input_tags.allow_nan = False
+        return tags
 
     def score(self, X, y, sample_weight=None):
         """ROC AUC of ``decision_function(X)`` against ``y``.

@@ -290,12 +290,6 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        tags.input_tags.allow_nan = False
-        return tags
-
     # ------------------------------------------------------------------
     # fitting
     # ------------------------------------------------------------------

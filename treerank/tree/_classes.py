@@ -208,12 +208,6 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
         self.penalty_scale = penalty_scale
         self.random_state = random_state
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        tags.input_tags.allow_nan = False
-        return tags
-
     # ------------------------------------------------------------------
     # fitting
     # ------------------------------------------------------------------
