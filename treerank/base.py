@@ -5,6 +5,7 @@
 
 import numpy as np
 from sklearn.isotonic import isotonic_regression
+from sklearn.utils.validation import check_is_fitted
 
 from treerank.metrics._roc import roc_auc_score
 
@@ -179,6 +180,24 @@ class RankingMixin:
         tags.classifier_tags.multi_class = False
         tags.input_tags.allow_nan = False
         return tags
+
+    def predict(self, X):
+        """Class label: positive where ``decision_function(X) > 0``.
+
+        A threshold on the ranking: the rankers shift their scores so that
+        positive scores are exactly the predicted positives (where the
+        calibrated probability exceeds 1/2).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
     def score(self, X, y, sample_weight=None):
         """ROC AUC of ``decision_function(X)`` against ``y``.

@@ -552,20 +552,6 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
         eta = self._calibration.predict_proba(raw)
         return np.column_stack([1.0 - eta, eta])
 
-    def predict(self, X):
-        """Class label: positive where ``decision_function(X) > 0``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
-        check_is_fitted(self)
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
-
     def apply(self, X):
         """Rank of each sample's leaf in each tree (0 = the tree's best leaf).
 

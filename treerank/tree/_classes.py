@@ -498,23 +498,6 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
         eta = self.leaf_proba_[self.apply(X)]
         return np.column_stack([1.0 - eta, eta])
 
-    def predict(self, X):
-        """Class label: positive in the leaves whose calibrated probability exceeds 1/2.
-
-        Equivalently, ``decision_function(X) > 0``: a threshold on the
-        ranking.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
-        check_is_fitted(self)
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
-
     # ------------------------------------------------------------------
     # summaries
     # ------------------------------------------------------------------
