@@ -299,6 +299,32 @@ def test_cv_pruning_ties_go_to_the_larger_lambda():
     assert np.all(mean[chosen + 1 :] < np.nanmax(mean) - 1e-12)
 
 
+def test_cv_scores_the_root_candidate_as_every_fold_root():
+    """The root candidate is the fold trees' roots: held-out AUC exactly 1/2.
+
+    Regression: it used to be scored at the master tree's last threshold, which a
+    fold tree grown on other data may not reach; the fold kept its first split,
+    the root looked as good as that split, and ties to the larger lambda pruned a
+    tree with real signal down to its root (held-out AUC 0.5 instead of 0.6).
+    """
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, size=(400, 10))
+    y = (rng.random(400) < 1 / (1 + np.exp(-X[:, 0]))).astype(int)
+    params = {
+        "max_depth": 10,
+        "min_samples_split": 2,
+        "leafrank": LeafRank(min_samples_leaf=1),
+        "random_state": 1,
+    }
+    tree = TreeRank(pruning="cv", **params).fit(X, y)
+    results = tree.cv_results_
+    assert results["n_leaves"][-1] == 1
+    assert results["mean_test_auc"][-1] == 0.5
+    assert results["std_test_auc"][-1] == 0.0
+    assert tree.n_leaves_ > 1
+    assert tree.feature_importances_.argmax() == 0
+
+
 # ----------------------------------------------------------------------
 # input validation
 # ----------------------------------------------------------------------

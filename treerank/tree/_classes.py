@@ -123,8 +123,11 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
     ccp_alpha_ : float or None
         The ``lambda`` applied (None for ``pruning="penalty"``).
     cv_results_ : dict
-        For ``pruning="cv"``: ``candidates`` (lambdas), ``mean_test_auc``,
-        ``std_test_auc``, ``n_leaves``.
+        For ``pruning="cv"``: ``candidates`` (one lambda per subtree of the
+        master tree's path, the geometric midpoint of the lambdas selecting it),
+        ``mean_test_auc`` and ``std_test_auc`` (held-out AUC over the folds; the
+        last candidate, the root, is scored as each fold tree's root: 1/2),
+        ``n_leaves`` (of the master tree pruned at each candidate).
     classes_ : ndarray of shape (2,)
         The labels, negative first.
     n_features_in_ : int
@@ -366,11 +369,17 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
     def _select_ccp_alpha_by_cv(self, X, y01, sample_weight, rng):
         path = collapse_thresholds(self.full_tree_)[1]
         alphas = path.ccp_alphas
-        if alphas.shape[0] <= 2:
-            candidates = alphas.copy()
-        else:
-            inner = np.sqrt(alphas[1:-1] * alphas[2:])
-            candidates = np.concatenate([[0.0], inner, [alphas[-1]]])
+        # One candidate per subtree of the path: the geometric midpoint of the
+        # interval of lambdas that selects it. The root's interval is
+        # [alphas[-1], inf): the master tree is pruned with alphas[-1], but each
+        # fold's tree is scored at lambda = inf, i.e. as its root. A fold tree
+        # grown on other data may keep its first split at alphas[-1], which would
+        # credit the root candidate with that split's held-out AUC.
+        inner = np.sqrt(alphas[1:-1] * alphas[2:])
+        candidates = np.concatenate([[0.0], inner, [alphas[-1]]])[: alphas.shape[0]]
+        fold_candidates = candidates.copy()
+        if candidates.shape[0] > 1:
+            fold_candidates[-1] = np.inf
         if isinstance(self.cv, Integral):
             splitter = StratifiedKFold(
                 n_splits=self.cv,
@@ -393,7 +402,7 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
             structure = self._grow(X[train], y01[train], fold_weight, rng)
             scores.append(
                 _held_out_auc(
-                    structure, X[test], y01[test], sample_weight[test], candidates
+                    structure, X[test], y01[test], sample_weight[test], fold_candidates
                 )
             )
         scores = np.asarray(scores)
