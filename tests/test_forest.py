@@ -10,7 +10,7 @@ from sklearn.metrics import roc_auc_score, roc_curve
 
 from treerank import ClassifierLeafRank, RankingForest, TreeRank
 from treerank.aggregation import kemeny_median, kemeny_objective
-from treerank.datasets import GaussianMeanShift, NestedSquares
+from treerank.datasets import GaussianMeanShift, GaussianScale, NestedSquares
 from treerank.metrics import roc_sup_distance
 
 
@@ -182,6 +182,12 @@ def test_verbose_progress_bar(squares, capsys):
     assert "aggregation (median)" in captured.out
 
 
+# Test sets are drawn with a seed no training set uses: NestedSquares.sample
+# with the same seed returns the same leading rows, so a test set drawn with a
+# training seed would contain that training set.
+TEST_SEED = 1_000_000
+
+
 def _tree_and_forest(model, seed, X_test, y_test):
     X, y = model.sample(2000, random_state=seed)
     results = []
@@ -201,14 +207,14 @@ def _tree_and_forest(model, seed, X_test, y_test):
 
 
 def test_forest_beats_a_single_tree():
-    """One training set per design (the 5-set comparison is the slow test below)."""
+    """One training set per design (the many-set comparison is the slow test below)."""
     shift = GaussianMeanShift(n_features=5, separation=1.5)
-    X_test, y_test = shift.sample(20000, random_state=1)
+    X_test, y_test = shift.sample(20000, random_state=TEST_SEED)
     results = _tree_and_forest(shift, 0, X_test, y_test)
     assert results[1, 0] >= results[0, 0] + 0.03
     assert results[1, 1] < 0.5 * results[0, 1]
     squares = NestedSquares()
-    X_test, y_test = squares.sample(20000, random_state=1)
+    X_test, y_test = squares.sample(20000, random_state=TEST_SEED)
     results = _tree_and_forest(squares, 1, X_test, y_test)
     assert results[1, 0] >= results[0, 0] + 0.005
     assert results[1, 1] < results[0, 1]
@@ -216,20 +222,26 @@ def test_forest_beats_a_single_tree():
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("model", "min_gain"),
-    [(NestedSquares(), 0.008), (GaussianMeanShift(n_features=5, separation=1.5), 0.04)],
-    ids=["nested squares", "gaussian shift"],
+    ("model", "n_sets", "min_gain"),
+    [
+        (NestedSquares(), 20, 0.01),
+        (GaussianMeanShift(n_features=5, separation=1.5), 5, 0.04),
+        (GaussianScale(), 5, 0.08),
+    ],
+    ids=["nested squares", "gaussian shift", "gaussian scale"],
 )
-def test_forest_beats_a_single_tree_over_training_sets(model, min_gain):
-    """100-tree forest vs default tree, mean over 5 training sets of 2,000 points.
+def test_forest_beats_a_single_tree_over_training_sets(model, n_sets, min_gain):
+    """100-tree forest vs default tree: mean test-AUC gain over training sets.
 
-    The issue's target is a gain of 0.01; on nested squares the measured mean
-    gain is 0.0095 (the single tree is already within 0.015 of AUC* there), on
-    the Gaussian design about 0.055.
+    The issue's target is a gain of 0.01 or more. On nested squares the single
+    tree is already within about 0.015 of AUC*, so the gain is close to the
+    target: its mean over 20 training sets is about 0.0104 (standard error
+    0.0006, range 0.005 to 0.016; ``benchmarks/bench_forest_gain.py``), and a
+    few sets are needed to measure it. The Gaussian designs gain far more.
     """
-    X_test, y_test = model.sample(20000, random_state=1)
+    X_test, y_test = model.sample(20000, random_state=TEST_SEED)
     results = np.array(
-        [_tree_and_forest(model, seed, X_test, y_test) for seed in range(5)]
+        [_tree_and_forest(model, seed, X_test, y_test) for seed in range(n_sets)]
     )
     gains = results[:, 1, 0] - results[:, 0, 0]
     assert gains.mean() >= min_gain
