@@ -11,6 +11,7 @@ from sklearn.metrics import roc_auc_score, roc_curve
 from treerank import ClassifierLeafRank, RankingForest, TreeRank
 from treerank.aggregation import kemeny_median, kemeny_objective
 from treerank.datasets import GaussianMeanShift, GaussianScale, NestedSquares
+from treerank.ensemble import mean_leaf_scores
 from treerank.metrics import roc_sup_distance
 
 
@@ -65,7 +66,7 @@ def test_median_seen_cells_get_their_consensus_score(squares):
     )
 
 
-def test_median_objective_never_worse_than_borda():
+def test_median_objective_never_worse_than_borda_or_mean():
     for seed in range(3):
         X, y = GaussianMeanShift(n_features=3).sample(500, random_state=seed)
         forest = RankingForest(n_estimators=15, random_state=seed).fit(X, y)
@@ -82,8 +83,15 @@ def test_median_objective_never_worse_than_borda():
         consensus[order_ref] = forest.consensus_[order]
         objective = kemeny_objective(consensus, cells.T, item_weights=masses)
         assert objective == pytest.approx(forest.consensus_objective_, rel=1e-9)
-        borda = kemeny_median(cells.T, item_weights=masses, method="borda")
-        assert forest.consensus_objective_ <= float(borda.objective) + 1e-9
+        for method in ("borda", "mean"):
+            start = kemeny_median(cells.T, item_weights=masses, method=method)
+            assert forest.consensus_objective_ <= float(start.objective) + 1e-9
+        # the order of aggregation="mean" (mean normalized leaf score) on these cells
+        n_leaves = np.array([tree.n_leaves_ for tree in forest.estimators_])
+        mean_scores = mean_leaf_scores(cells, n_leaves)
+        mean_order = np.unique(-mean_scores, return_inverse=True)[1].ravel()
+        mean_objective = kemeny_objective(mean_order, cells.T, item_weights=masses)
+        assert forest.consensus_objective_ <= mean_objective + 1e-9
 
 
 def test_out_of_bag_score(squares):
