@@ -123,7 +123,9 @@ class NestedSquares(RankingDistribution):
         n_samples : int
             Number of points.
         random_state : int, RandomState instance or None, default=None
-            Seed.
+            Seed. Samples drawn with the same seed share their leading points
+            (the points are drawn before the labels): draw training and test
+            sets with different seeds.
 
         Returns
         -------
