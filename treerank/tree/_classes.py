@@ -367,7 +367,7 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
         return pruned
 
     def _select_ccp_alpha_by_cv(self, X, y01, sample_weight, rng):
-        path = collapse_thresholds(self.full_tree_)[1]
+        thresholds, path = collapse_thresholds(self.full_tree_)
         alphas = path.ccp_alphas
         # One candidate per subtree of the path: the geometric midpoint of the
         # interval of lambdas that selects it. The root's interval is
@@ -409,7 +409,6 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
         mean = np.nanmean(scores, axis=0)
         best = np.nanmax(mean)
         chosen = int(np.flatnonzero(mean >= best - 1e-12)[-1])  # ties: larger lambda
-        thresholds, _ = collapse_thresholds(self.full_tree_)
         self.cv_results_ = {
             "candidates": candidates,
             "mean_test_auc": mean,
