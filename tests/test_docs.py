@@ -28,6 +28,7 @@ API_PAGES = {
     "treerank.base": "base.rst",
     "treerank.bridge": "bridge.rst",
     "treerank.datasets": "datasets.rst",
+    "treerank.engine": "engine.rst",
     "treerank.ensemble": "ensemble.rst",
     "treerank.exceptions": "exceptions.rst",
     "treerank.export": "export.rst",

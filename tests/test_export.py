@@ -214,7 +214,8 @@ def test_fr1_rules_use_the_names_of_the_node_features():
     checked = 0
     for node in np.flatnonzero(~t.is_leaf):
         rule = graph.nodes[node]["rule"]
-        used = {names[j] for j in t.features[node]}
+        inner = t.leafranks[node]
+        used = {names[j] for j in inner.feature[inner.children_left >= 0]}
         mentioned = {name for name in names if name in rule}
         assert mentioned, rule
         assert mentioned <= used, (rule, used)
@@ -226,7 +227,8 @@ def test_fr1_rules_use_the_names_of_the_node_features():
         indices = {
             int(s.split("]")[0]) for s in graph.nodes[node]["rule"].split("x[")[1:]
         }
-        assert indices <= set(t.features[node].tolist())
+        inner = t.leafranks[node]
+        assert indices <= set(inner.feature[inner.children_left >= 0].tolist())
 
 
 def test_linear_rule_is_the_leafrank_description():

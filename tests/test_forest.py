@@ -129,7 +129,13 @@ def test_feature_randomization_parameters(squares):
     fr1 = RankingForest(
         n_estimators=3, max_features=None, max_features_node=1, random_state=0
     ).fit(X, y)
-    nodes = [f for t in fr1.estimators_ for f in t.tree_.features if f is not None]
+    # FR1 with one feature per node: each node's rule splits on a single feature
+    nodes = [
+        set(rule.feature[rule.children_left >= 0])
+        for t in fr1.estimators_
+        for rule in t.tree_.leafranks
+        if rule is not None
+    ]
     assert nodes and all(len(f) == 1 for f in nodes)
     importances = forest.feature_importances_
     assert importances.shape == (2,) and importances.sum() == pytest.approx(1.0)

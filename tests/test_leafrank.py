@@ -32,7 +32,7 @@ def test_left_side_is_the_best_union_of_inner_leaves(seed):
     )
     inner = leafrank.tree_
     leaf_of = inner.apply(X)
-    leaves = np.flatnonzero(inner.tree_.children_left == -1)
+    leaves = np.flatnonzero(inner.children_left == -1)
     assert leaves.shape[0] <= 2**depth
     best = 0.0
     for r in range(len(leaves) + 1):

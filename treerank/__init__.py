@@ -19,6 +19,7 @@ _SUBMODULES = [
     "base",
     "bridge",
     "datasets",
+    "engine",
     "ensemble",
     "exceptions",
     "export",

@@ -21,14 +21,22 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted
 
 from treerank.base import MonotoneCalibration, RankingMixin
+from treerank.engine import Router, route_binned
 from treerank.ensemble._leaf_scores import (
     leaf_midranks,
     mean_borda_scores,
     mean_leaf_scores,
 )
 from treerank.metrics._roc import roc_auc_score
-from treerank.tree._classes import MAX_FEATURES_CONSTRAINT, TreeRank
-from treerank.tree._leafrank import LeafRank, leafrank_input
+from treerank.tree._classes import (
+    MAX_FEATURES_CONSTRAINT,
+    BinnedData,
+    TreeRank,
+    engine_growth_params,
+    fitted_treerank,
+    grow_engine_structure,
+)
+from treerank.tree._leafrank import LeafRank
 from treerank.utils._progress import ProgressBar
 from treerank.utils._sklearn_compat import (
     HasMethods,
@@ -74,6 +82,37 @@ def _grow_tree(template, X, y01, sample_weight, seed, bootstrap, n_draw):
     tree = clone(template).set_params(random_state=int(rng.randint(_MAX_SEED)))
     tree.fit(X, y01, sample_weight=sample_weight * counts)
     leaf_ranks = tree.tree_.apply_rank(X).astype(np.int32)
+    return tree, counts.astype(np.int32), leaf_ranks
+
+
+def _grow_engine_tree(
+    template, data, y01, sample_weight, seed, bootstrap, n_draw, params
+):
+    """Grow one randomized ranking tree with the engine; runs in a thread.
+
+    The in-sample rows take their leaves from the growth's final partition;
+    only the out-of-sample rows are routed (through the bin codes).
+    """
+    rng = np.random.RandomState(seed)
+    counts = _draw_sample(
+        rng, data.codes.shape[0], n_draw, bootstrap, y01, sample_weight
+    )
+    weights = sample_weight * counts
+    structure, leaf_ranks = grow_engine_structure(
+        data,
+        y01,
+        weights,
+        np.flatnonzero(weights > 0),
+        template.leafrank,
+        params,
+        int(rng.randint(_MAX_SEED)),
+    )
+    tree = fitted_treerank(template, structure, np.array([0, 1]), data.n_features)
+    if tree.tree_ is not structure:  # pruned: the growth's leaves are not final
+        unrouted = np.arange(leaf_ranks.shape[0])
+    else:
+        unrouted = np.flatnonzero(leaf_ranks < 0)
+    route_binned(tree.tree_.graph(), data.codes, unrouted, leaf_ranks)
     return tree, counts.astype(np.int32), leaf_ranks
 
 
@@ -357,22 +396,61 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
         # or on the joblib backend
         seeds = rng.randint(_MAX_SEED, size=self.n_estimators)
         aggregation_seed = int(rng.randint(_MAX_SEED))
-        # Tree growth runs much Python per node (it holds the GIL), so
-        # processes parallelize it better than threads; `prefer` leaves the
-        # final say to an enclosing joblib.parallel_config.
-        results = _run(
-            (
+        binning_seed = int(rng.randint(_MAX_SEED))
+        if isinstance(template.leafrank, LeafRank):
+            # binned once, shared by all trees; the compiled growth releases
+            # the GIL, so threads run trees in parallel without copies of X
+            data = BinnedData(
+                X,
+                np.flatnonzero(sample_weight > 0),
+                template.leafrank.max_bins,
+                binning_seed,
+            )
+            params = engine_growth_params(
+                template.leafrank,
+                max_depth=self.max_depth,
+                min_samples_split=self.min_samples_split,
+                max_features_node=self.max_features_node,
+                n_features=X.shape[1],
+            )
+            tasks = (
+                delayed(_grow_engine_tree)(
+                    template,
+                    data,
+                    y01,
+                    sample_weight,
+                    seed,
+                    self.bootstrap,
+                    n_draw,
+                    params,
+                )
+                for seed in seeds
+            )
+            prefer = "threads"
+        else:
+            # other LeafRanks run Python per node (they hold the GIL), so
+            # processes parallelize them better than threads
+            tasks = (
                 delayed(_grow_tree)(
                     template, X, y01, sample_weight, seed, self.bootstrap, n_draw
                 )
                 for seed in seeds
-            ),
+            )
+            prefer = "processes"
+        # `prefer` leaves the final say to an enclosing joblib.parallel_config
+        results = _run(
+            tasks,
             n_jobs=self.n_jobs,
-            prefer="processes",
+            prefer=prefer,
             label="growing trees",
             verbose=self.verbose,
         )
         self.estimators_ = [result[0] for result in results]
+        self._build_router()
+        for tree in self.estimators_:
+            tree.classes_ = self.classes_
+            if hasattr(self, "feature_names_in_"):
+                tree.feature_names_in_ = self.feature_names_in_
         self.estimators_samples_ = np.stack([result[1] for result in results])
         leaf_ranks = np.column_stack([result[2] for result in results])
         self._n_leaves = np.array([t.tree_.n_leaves for t in self.estimators_])
@@ -456,20 +534,36 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------
     # scoring
     # ------------------------------------------------------------------
+    def _build_router(self):
+        """Concatenate the trees' decision graphs (engine trees only)."""
+        self._router = None
+        if all(tree.tree_.rules is not None for tree in self.estimators_):
+            self._router = Router([tree.tree_.graph() for tree in self.estimators_])
+
     def _leaf_ranks(self, X):
-        # one conversion to the rules' working dtype for all trees; the trees
-        # are independent and their traversal is numpy-bound (it releases the
-        # GIL), so threads share X without copies
-        rules = next(
-            (r for t in self.estimators_ for r in t.tree_.leafranks if r is not None),
-            None,
+        """Leaf rank of each row in each tree, shape (n_samples, n_estimators).
+
+        Engine trees are routed together in compiled code, in row chunks run
+        in threads (the kernel releases the GIL); each row's leaves depend on
+        that row alone.
+        """
+        router = self._router
+        if router is None:
+            columns = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+                delayed(_tree_leaf_ranks)(tree, X) for tree in self.estimators_
+            )
+            return np.column_stack(columns)
+        out = np.empty((X.shape[0], router.n_trees), dtype=np.int32)
+        n_chunks = min(effective_n_jobs(self.n_jobs), max(1, X.shape[0] // 10_000))
+        if n_chunks <= 1:
+            return router.leaf_ranks(X, out=out)
+        chunks = np.array_split(np.arange(X.shape[0]), n_chunks)
+        parts = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+            delayed(router.leaf_ranks)(X[chunk]) for chunk in chunks
         )
-        if rules is not None:
-            X = leafrank_input(rules, X)
-        columns = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-            delayed(_tree_leaf_ranks)(tree, X) for tree in self.estimators_
-        )
-        return np.column_stack(columns)
+        for chunk, part in zip(chunks, parts):
+            out[chunk] = part
+        return out
 
     def _raw_scores(self, leaf_ranks):
         if self.aggregation == "mean":

@@ -145,6 +145,8 @@ def _decode_common(estimator, description):
 
 def _check_features(structures, n_features):
     for structure in structures:
+        if structure.rules is not None:
+            continue  # checked when unpacked
         for rule, features in zip(structure.leafranks, structure.features):
             if rule is None:
                 continue
@@ -181,7 +183,9 @@ def _encode_treerank(model, not_saved):
 def _decode_treerank(description, arrays):
     model = _decode_params(TreeRank, description["params"])
     _decode_common(model, description)
-    structures = unpack_structures(description["structures"], arrays)
+    structures = unpack_structures(
+        description["structures"], arrays, model.n_features_in_
+    )
     if len(structures) != (2 if description["pruned"] else 1):
         raise ValueError("wrong number of tree structures")
     _check_features(structures, model.n_features_in_)
@@ -227,9 +231,6 @@ def _encode_forest(model, not_saved):
         "threshold": model._calibration.threshold_,
     }
     _encode_common(model, description)
-    arrays["tree_random_state"] = np.array(
-        [tree.random_state for tree in trees], dtype=np.int64
-    )
     arrays["estimators_samples"] = model.estimators_samples_
     arrays["oob_decision_function"] = model.oob_decision_function_
     arrays["calibration_levels"] = model._calibration.levels_
@@ -251,18 +252,17 @@ def _decode_forest(description, arrays):
 
     model = _decode_params(RankingForest, description["params"])
     _decode_common(model, description)
-    structures = unpack_structures(description["structures"], arrays)
+    structures = unpack_structures(
+        description["structures"], arrays, model.n_features_in_
+    )
     _check_features(structures, model.n_features_in_)
-    seeds = arrays["tree_random_state"]
     pruned = description["tree_pruned"]
-    if len(pruned) != seeds.shape[0] or len(structures) != len(pruned) + sum(pruned):
+    if len(structures) != len(pruned) + sum(pruned):
         raise ValueError("the tree structures do not match the number of trees")
     trees, cursor = [], 0
     for b, is_pruned in enumerate(pruned):
-        tree = _decode_params(
-            TreeRank, {**description["tree_params"], "random_state": int(seeds[b])}
-        )
-        tree.classes_ = np.array([0, 1])
+        tree = _decode_params(TreeRank, description["tree_params"])
+        tree.classes_ = model.classes_
         tree.n_features_in_ = model.n_features_in_
         tree.full_tree_ = structures[cursor]
         ccp = description["tree_ccp_alpha"][b]
@@ -271,6 +271,7 @@ def _decode_forest(description, arrays):
         cursor += 2 if is_pruned else 1
         trees.append(tree)
     model.estimators_ = trees
+    model._build_router()
     model.estimators_samples_ = np.asarray(arrays["estimators_samples"])
     model.oob_decision_function_ = np.asarray(arrays["oob_decision_function"])
     oob = description["oob_score"]

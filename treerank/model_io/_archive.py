@@ -29,7 +29,7 @@ from treerank.utils._io import atomic_path
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "read_archive", "write_archive"]
 
 FORMAT_NAME = "treerank-model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _MAX_MEMBER_BYTES = 2**34  # refuse absurd members (zip bombs)
 
 

@@ -9,7 +9,9 @@ from treerank.tree._leafrank import (
     BaseLeafRank,
     ClassifierLeafRank,
     LeafRank,
+    RuleTree,
     balanced_node_weights,
+    resolve_max_features,
 )
 from treerank.tree._pruning import structural_penalty
 from treerank.tree._structure import RankingTreeStructure
@@ -21,7 +23,9 @@ __all__ = [
     "FrozenTreeLeafRank",
     "LeafRank",
     "RankingTreeStructure",
+    "RuleTree",
     "TreeRank",
     "balanced_node_weights",
+    "resolve_max_features",
     "structural_penalty",
 ]

@@ -13,9 +13,11 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from treerank.base import RankingMixin, calibrate_buckets
+from treerank.engine import BinMapper, grow_ranking_tree
 from treerank.metrics._roc import roc_auc_score
-from treerank.tree._growing import grow_ranking_tree
-from treerank.tree._leafrank import LeafRank
+from treerank.tree._growing import grow_ranking_tree as grow_node_by_node
+from treerank.tree._growing import structure_from_grown
+from treerank.tree._leafrank import LeafRank, resolve_max_features
 from treerank.tree._pruning import (
     collapse_thresholds,
     penalized_subtree,
@@ -42,20 +44,62 @@ MAX_FEATURES_CONSTRAINT = [
 ]
 
 
-def _resolve_max_features(max_features, n_features, name="max_features_node"):
-    """Number of features drawn per node, as in scikit-learn's trees."""
-    if max_features is None:
-        return None
-    if isinstance(max_features, str):
-        value = np.sqrt(n_features) if max_features == "sqrt" else np.log2(n_features)
-        return max(1, int(value))
-    if isinstance(max_features, Integral):
-        if max_features > n_features:
-            raise ValueError(
-                f"{name}={max_features} exceeds the number of features ({n_features})."
-            )
-        return int(max_features)
-    return max(1, int(max_features * n_features))
+_MAX_SEED = np.iinfo(np.int32).max
+
+
+class BinnedData:
+    """Training data binned once for the engine, shared by every tree grown on it.
+
+    Parameters
+    ----------
+    X : ndarray of float64 of shape (n_samples, n_features)
+    rows : ndarray of int
+        The rows the bins are computed from (those of positive weight).
+    max_bins : int
+    seed : int
+        Seed of the binning's subsample (used above 200,000 rows).
+    """
+
+    def __init__(self, X, rows, max_bins, seed):
+        self.mapper = BinMapper(max_bins=max_bins, random_state=seed).fit(X[rows])
+        self.codes = self.mapper.transform(X)
+        self.n_features = X.shape[1]
+
+
+def engine_growth_params(
+    leafrank, *, max_depth, min_samples_split, max_features_node, n_features
+):
+    """The engine's parameters of a ranking tree with a :class:`LeafRank`."""
+    n_node = resolve_max_features(max_features_node, n_features, "max_features_node")
+    return leafrank._growth_params(
+        n_features if n_node is None else n_node,
+        max_depth=max_depth,
+        min_samples_split=min_samples_split,
+        max_features_node=n_node,
+    )
+
+
+def fitted_treerank(template, structure, classes, n_features_in):
+    """A fitted copy of the TreeRank ``template`` whose master tree is ``structure``.
+
+    The tree is pruned at the template's ``ccp_alpha`` (no other pruning).
+    Used by the forest, which grows its trees through the engine directly.
+    """
+    tree = copy.copy(template)
+    tree.classes_ = classes
+    tree.n_features_in_ = n_features_in
+    tree.full_tree_ = structure
+    tree.ccp_alpha_ = float(template.ccp_alpha)
+    tree._set_tree(tree._prune_structure(tree.ccp_alpha_))
+    return tree
+
+
+def grow_engine_structure(data, y01, weights, rows, leafrank, params, seed):
+    """Grow a ranking tree on binned data; returns (structure, leaf rank of rows)."""
+    rows = rows[weights[rows] > 0]
+    grown = grow_ranking_tree(data.codes, y01, weights, rows, data.mapper, params, seed)
+    structure = structure_from_grown(grown, data.n_features, 2**leafrank.max_depth - 1)
+    return structure, grown.leaf_rank_of_row
 
 
 class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
@@ -228,18 +272,42 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
             validate()
         return template
 
-    def _grow(self, X, y01, sample_weight, rng):
-        keep = sample_weight > 0  # zero weights are equivalent to absent rows
-        return grow_ranking_tree(
-            X[keep],
-            y01[keep],
-            sample_weight[keep],
-            leafrank=self._leafrank_template(),
+    def _grow(self, X, y01, sample_weight, rows, rng, data):
+        """Grow a master tree on the rows ``rows`` (engine when ``data``)."""
+        leafrank = self._leafrank_template()
+        if data is not None:
+            params = engine_growth_params(
+                leafrank,
+                max_depth=self.max_depth,
+                min_samples_split=self.min_samples_split,
+                max_features_node=self.max_features_node,
+                n_features=X.shape[1],
+            )
+            seed = int(rng.randint(_MAX_SEED))
+            return grow_engine_structure(
+                data, y01, sample_weight, rows, leafrank, params, seed
+            )[0]
+        rows = rows[sample_weight[rows] > 0]  # zero weights: absent rows
+        return grow_node_by_node(
+            X[rows],
+            y01[rows],
+            sample_weight[rows],
+            leafrank=leafrank,
             max_depth=self.max_depth,
             min_samples_split=self.min_samples_split,
-            n_features_node=_resolve_max_features(self.max_features_node, X.shape[1]),
+            n_features_node=resolve_max_features(
+                self.max_features_node, X.shape[1], "max_features_node"
+            ),
             rng=rng,
         )
+
+    def _binned(self, X, sample_weight, rng):
+        """The binned training data if the engine grows the tree, else None."""
+        leafrank = self._leafrank_template()
+        if not isinstance(leafrank, LeafRank):
+            return None
+        seed = int(rng.randint(_MAX_SEED))
+        return BinnedData(X, np.flatnonzero(sample_weight > 0), leafrank.max_bins, seed)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -269,9 +337,13 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
         )
         self.classes_ = classes
         rng = check_random_state(self.random_state)
-        self.full_tree_ = self._grow(X, y01, sample_weight, rng)
+        data = self._binned(X, sample_weight, rng)
+        rows = np.arange(X.shape[0])
+        self.full_tree_ = self._grow(X, y01, sample_weight, rows, rng, data)
         if self.pruning == "cv":
-            self.ccp_alpha_ = self._select_ccp_alpha_by_cv(X, y01, sample_weight, rng)
+            self.ccp_alpha_ = self._select_ccp_alpha_by_cv(
+                X, y01, sample_weight, rng, data
+            )
             self._set_tree(self._prune_structure(self.ccp_alpha_))
         elif self.pruning == "penalty":
             self.ccp_alpha_ = None
@@ -366,7 +438,7 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
             del pruned.cv_results_
         return pruned
 
-    def _select_ccp_alpha_by_cv(self, X, y01, sample_weight, rng):
+    def _select_ccp_alpha_by_cv(self, X, y01, sample_weight, rng, data):
         thresholds, path = collapse_thresholds(self.full_tree_)
         alphas = path.ccp_alphas
         # One candidate per subtree of the path: the geometric midpoint of the
@@ -399,7 +471,7 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
                     "A cross-validation training fold has a single class; use "
                     "fewer folds for pruning='cv'."
                 )
-            structure = self._grow(X[train], y01[train], fold_weight, rng)
+            structure = self._grow(X, y01, sample_weight, train, rng, data)
             scores.append(
                 _held_out_auc(
                     structure, X[test], y01[test], sample_weight[test], fold_candidates
@@ -428,11 +500,14 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
             return structure
         keep = sample_weight > 0
         p = float(np.average(y01[keep], weights=sample_weight[keep]))
-        n_cuts = max(
-            getattr(leafrank, "n_cuts_", 1)
-            for leafrank in structure.leafranks
-            if leafrank is not None
-        )
+        if structure.rules is not None:
+            n_cuts = structure.n_cuts
+        else:
+            n_cuts = max(
+                getattr(leafrank, "n_cuts_", 1)
+                for leafrank in structure.leafranks
+                if leafrank is not None
+            )
         n_samples = int(keep.sum())
 
         def penalty(n_leaves):
@@ -525,18 +600,7 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
         sum to one (all zeros for a tree with a single leaf).
         """
         check_is_fitted(self)
-        return _feature_importances(self.tree_, self.n_features_in_)
-
-
-def _feature_importances(structure, n_features):
-    importances = np.zeros(n_features)
-    for node in np.flatnonzero(~structure.is_leaf):
-        shares = np.asarray(structure.leafranks[node].feature_importances_, dtype=float)
-        features = structure.features[node]
-        target = np.arange(n_features) if features is None else features
-        importances[target] += structure.dauc[node] * shares
-    total = importances.sum()
-    return importances / total if total > 0 else importances
+        return self.tree_.feature_importances(self.n_features_in_)
 
 
 def _held_out_auc(structure, X_test, y_test, w_test, candidates):

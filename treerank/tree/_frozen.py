@@ -1,11 +1,11 @@
 """Fitted LeafRanks rebuilt from plain arrays (for model files without pickle).
 
 A saved model stores each node's splitting rule as numbers: the inner CART
-tree's arrays for :class:`~treerank.LeafRank`, the coefficients of a linear
-classifier for :class:`~treerank.ClassifierLeafRank`. The frozen classes below
-apply these rules exactly as the original objects did (CART thresholds are
-compared with the float32 value of each feature, as scikit-learn does), so a
-loaded model predicts bit for bit like the saved one.
+tree's arrays for :class:`~treerank.LeafRank` (real thresholds compared in
+float64, and where missing values go), the coefficients of a linear classifier
+for :class:`~treerank.ClassifierLeafRank`. The frozen classes below apply these
+rules exactly as the original objects did, so a loaded model predicts bit for
+bit like the saved one.
 """
 
 # Authors: The treerank developers
@@ -38,13 +38,13 @@ class _FrozenBase:
         -------
         left : ndarray of bool of shape (n_samples,)
         """
-        X = check_array(X, dtype=np.float64)
+        X = check_array(X, dtype=np.float64, ensure_all_finite="allow-nan")
         if X.shape[1] != self.n_features_in_:
             raise ValueError(
                 f"X has {X.shape[1]} features, but the rule expects "
                 f"{self.n_features_in_}."
             )
-        return self._goes_left_arrays(np.asarray(X, dtype=self._input_dtype))
+        return self._goes_left_arrays(X)
 
     def _name(self, feature_names):
         if feature_names is not None and len(feature_names) != self.n_features_in_:
@@ -82,6 +82,8 @@ class FrozenTreeLeafRank(_FrozenBase):
         Complexity used by the structural pruning penalty.
     gain : float
         Local TPR - FPR of the left side on the training data.
+    missing_left : ndarray of bool or None, default=None
+        Where missing values (NaN) go at each inner node (None: right).
 
     Examples
     --------
@@ -97,8 +99,6 @@ class FrozenTreeLeafRank(_FrozenBase):
     'left if (age > 1.5)'
     """
 
-    _input_dtype = np.float32
-
     def __init__(
         self,
         children_left,
@@ -109,12 +109,18 @@ class FrozenTreeLeafRank(_FrozenBase):
         feature_importances,
         n_cuts,
         gain,
+        missing_left=None,
     ):
         self.children_left = np.asarray(children_left, dtype=np.intp)
         self.children_right = np.asarray(children_right, dtype=np.intp)
         self.feature = np.asarray(feature, dtype=np.intp)
         self.threshold = np.asarray(threshold, dtype=np.float64)
         self.left_nodes_ = np.asarray(left_nodes, dtype=bool)
+        self.missing_left = (
+            np.zeros(self.children_left.shape, dtype=bool)
+            if missing_left is None
+            else np.asarray(missing_left, dtype=bool)
+        )
         self.feature_importances_ = np.asarray(feature_importances, dtype=np.float64)
         self.n_features_in_ = int(self.feature_importances_.shape[0])
         self.n_cuts_ = int(n_cuts)
@@ -129,6 +135,7 @@ class FrozenTreeLeafRank(_FrozenBase):
                     self.feature,
                     self.threshold,
                     self.left_nodes_,
+                    self.missing_left,
                 )
             )
         ):
@@ -155,17 +162,7 @@ class FrozenTreeLeafRank(_FrozenBase):
             raise ValueError("A frozen tree rule has a non-finite threshold.")
 
     def _goes_left_arrays(self, X):
-        X = np.asarray(X, dtype=np.float32)
         return self._goes_left_rows(X, np.arange(X.shape[0]), None)
-
-    def _inner_tree_arrays(self):
-        return (
-            self.children_left,
-            self.children_right,
-            self.feature,
-            self.threshold,
-            self.left_nodes_,
-        )
 
     def _goes_left_rows(self, X, rows, columns):
         node = traverse_binary_tree(
@@ -173,6 +170,7 @@ class FrozenTreeLeafRank(_FrozenBase):
             self.children_right,
             self.feature,
             self.threshold,
+            self.missing_left,
             X,
             rows,
             columns,
@@ -220,8 +218,6 @@ class FrozenLinearLeafRank(_FrozenBase):
     >>> rule.goes_left(np.array([[2.0, 1.0], [0.0, 1.0]]))
     array([ True, False])
     """
-
-    _input_dtype = np.float64
 
     def __init__(
         self,

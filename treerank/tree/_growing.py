@@ -1,4 +1,12 @@
-"""Recursive growth of a ranking tree (TreeRank's master tree)."""
+"""Recursive growth of a ranking tree (TreeRank's master tree).
+
+A tree whose splitter is :class:`~treerank.LeafRank` is grown by the compiled
+engine (:func:`treerank.engine.grow_ranking_tree`) and wrapped here by
+:func:`structure_from_grown`; a tree with any other LeafRank (for instance a
+:class:`~treerank.ClassifierLeafRank`) is grown node by node by
+:func:`grow_ranking_tree`, which fits a clone of the LeafRank on each node's
+rows.
+"""
 
 # Authors: The treerank developers
 # SPDX-License-Identifier: BSD-3-Clause
@@ -6,10 +14,10 @@
 import numpy as np
 from sklearn.base import clone
 
-from treerank.tree._leafrank import leafrank_fit, leafrank_goes_left, leafrank_input
+from treerank.tree._leafrank import leafrank_fit, leafrank_goes_left
 from treerank.tree._structure import RankingTreeStructure
 
-__all__ = ["grow_ranking_tree"]
+__all__ = ["grow_ranking_tree", "structure_from_grown"]
 
 _MAX_SEED = np.iinfo(np.int32).max
 # A split must improve local TPR - FPR by more than rounding noise.
@@ -59,7 +67,6 @@ def grow_ranking_tree(
     RankingTreeStructure
     """
     n_samples, n_features = X.shape
-    X = leafrank_input(leafrank, X)
     sets_seed = "random_state" in leafrank.get_params(deep=False)
     children_left, children_right = [], []
     n_pos_list, n_neg_list, leafranks, features_list = [], [], [], []
@@ -111,4 +118,32 @@ def grow_ranking_tree(
         stack.append((rows[left], depth + 1, (node, 0)))
     return RankingTreeStructure(
         children_left, children_right, n_pos_list, n_neg_list, leafranks, features_list
+    )
+
+
+def structure_from_grown(grown, n_features, n_cuts):
+    """The :class:`RankingTreeStructure` of a tree grown by the engine.
+
+    Parameters
+    ----------
+    grown : treerank.engine.GrownTree
+    n_features : int
+        Number of input features.
+    n_cuts : int
+        Cuts per rule (the ``k`` of the structural pruning penalty).
+
+    Returns
+    -------
+    RankingTreeStructure
+    """
+    return RankingTreeStructure(
+        grown.children_left,
+        grown.children_right,
+        grown.n_pos,
+        grown.n_neg,
+        rules=grown.rules,
+        rule_start=grown.rule_start,
+        rule_stop=grown.rule_stop,
+        n_features=n_features,
+        n_cuts=n_cuts,
     )

@@ -19,13 +19,14 @@ The LeafRank protocol, all that :class:`~treerank.TreeRank` relies on:
 - a ``random_state`` parameter, which TreeRank sets per node.
 
 Optionally, for speed, a LeafRank may implement ``_fit_arrays(X, y01,
-sample_weight)`` and ``_goes_left_arrays(X)`` on already validated arrays of
-dtype ``_input_dtype`` (TreeRank converts the data once per tree instead of
-validating it at every node).
+sample_weight)`` and ``_goes_left_arrays(X)`` on already validated float64
+arrays (TreeRank validates the data once per tree instead of at every node).
 
 Two implementations are provided: :class:`LeafRank` (a depth-limited CART tree
-whose leaves are merged by decreasing beta/alpha, the lecture's algorithm) and
-:class:`ClassifierLeafRank` (an adapter for any scikit-learn classifier).
+grown from histograms, whose leaves are merged by decreasing beta/alpha, the
+lecture's algorithm; TreeRank and RankingForest run it inside the compiled
+engine of :mod:`treerank.engine`) and :class:`ClassifierLeafRank` (an adapter
+for any scikit-learn classifier, fitted node by node).
 """
 
 # Authors: The treerank developers
@@ -35,10 +36,10 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
-from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
+from treerank.engine import CRITERIA, MAX_BINS, BinMapper, GrowthParams, fit_rule
 from treerank.utils._sklearn_compat import (
     HasMethods,
     Interval,
@@ -52,18 +53,16 @@ __all__ = [
     "BaseLeafRank",
     "ClassifierLeafRank",
     "LeafRank",
+    "RuleTree",
     "balanced_node_weights",
     "leafrank_fit",
     "leafrank_goes_left",
     "leafrank_goes_left_rows",
-    "leafrank_input",
+    "resolve_max_features",
     "traverse_binary_tree",
 ]
 
-
-def leafrank_input(leafrank, X):
-    """X converted once to the dtype the LeafRank works in (if it says)."""
-    return np.asarray(X, dtype=getattr(leafrank, "_input_dtype", np.float64))
+_MAX_SEED = np.iinfo(np.int32).max
 
 
 def leafrank_fit(leafrank, X, y01, sample_weight):
@@ -97,14 +96,14 @@ def leafrank_goes_left_rows(leafrank, X, rows, columns):
 
 
 def traverse_binary_tree(
-    children_left, children_right, feature, threshold, X, rows, columns
+    children_left, children_right, feature, threshold, missing_left, X, rows, columns
 ):
-    """Leaf reached by each row in a scikit-learn-layout binary tree.
+    """Leaf reached by each row in a binary tree of threshold splits.
 
-    Gathers only the tested feature of each row at each level (no copy of the
-    rows). ``X`` holds float32 values, compared with the float64 thresholds
-    after promotion, exactly as scikit-learn's trees do; ``columns`` maps the
-    tree's feature indices to columns of X (None: identity).
+    A row goes left at node t when ``X[row, feature[t]] <= threshold[t]``, or
+    when that value is NaN and ``missing_left[t]``. Gathers only the tested
+    feature of each row at each level (no copy of the rows); ``columns`` maps
+    the tree's feature indices to columns of X (None: identity).
 
     Returns
     -------
@@ -122,11 +121,86 @@ def traverse_binary_tree(
         tested = feature[current]
         if columns is not None:
             tested = columns[tested]
-        values = X[rows[active], tested].astype(np.float64)
-        node[active] = np.where(
-            values <= threshold[current], left, children_right[current]
+        values = X[rows[active], tested]
+        go_left = np.where(
+            np.isnan(values), missing_left[current], values <= threshold[current]
         )
+        node[active] = np.where(go_left, left, children_right[current])
     return node
+
+
+class RuleTree:
+    """The inner tree of a LeafRank rule, as arrays (the ``tree_`` of LeafRank).
+
+    Parameters
+    ----------
+    children_left, children_right : ndarray of int
+        Children of each inner node (-1 at leaves), parents before children.
+    feature : ndarray of int
+        Feature tested at each split (-1 at leaves).
+    threshold : ndarray of float64
+        A row goes left when its value is at most the threshold.
+    missing_left : ndarray of bool
+        Where missing values (NaN) go at each split.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank.tree import RuleTree
+    >>> tree = RuleTree([1, -1, -1], [2, -1, -1], [0, -1, -1], [1.5, 0, 0],
+    ...                 [True, False, False])
+    >>> tree.apply(np.array([[0.0], [2.0], [np.nan]]))
+    array([1, 2, 1])
+    """
+
+    def __init__(self, children_left, children_right, feature, threshold, missing_left):
+        self.children_left = np.asarray(children_left, dtype=np.intp)
+        self.children_right = np.asarray(children_right, dtype=np.intp)
+        self.feature = np.asarray(feature, dtype=np.intp)
+        self.threshold = np.asarray(threshold, dtype=np.float64)
+        self.missing_left = np.asarray(missing_left, dtype=bool)
+
+    @property
+    def node_count(self):
+        """Number of inner nodes."""
+        return int(self.children_left.shape[0])
+
+    def apply(self, X):
+        """Inner leaf of each row of X (validated float64 array)."""
+        X = np.asarray(X, dtype=np.float64)
+        return traverse_binary_tree(
+            self.children_left,
+            self.children_right,
+            self.feature,
+            self.threshold,
+            self.missing_left,
+            X,
+            np.arange(X.shape[0]),
+            None,
+        )
+
+
+def resolve_max_features(max_features, n_features, name="max_features"):
+    """Number of features drawn, as in scikit-learn's trees (None: all).
+
+    Examples
+    --------
+    >>> from treerank.tree import resolve_max_features
+    >>> resolve_max_features("sqrt", 20), resolve_max_features(0.5, 9)
+    (4, 4)
+    """
+    if max_features is None:
+        return None
+    if isinstance(max_features, str):
+        value = np.sqrt(n_features) if max_features == "sqrt" else np.log2(n_features)
+        return max(1, int(value))
+    if isinstance(max_features, Integral):
+        if max_features > n_features:
+            raise ValueError(
+                f"{name}={max_features} exceeds the number of features ({n_features})."
+            )
+        return int(max_features)
+    return max(1, int(max_features * n_features))
 
 
 def balanced_node_weights(y, sample_weight):
@@ -179,12 +253,10 @@ class BaseLeafRank(BaseEstimator):
     """Base class of LeafRanks: validation shared by the implementations.
 
     Subclasses implement ``_fit_arrays(X, y01, sample_weight)`` and
-    ``_goes_left_arrays(X)`` on validated arrays of dtype ``_input_dtype``;
+    ``_goes_left_arrays(X)`` on validated float64 arrays;
     the public ``fit`` and ``goes_left`` validate and call them. See the
     module docstring for the protocol.
     """
-
-    _input_dtype = np.float64
 
     def fit(self, X, y, sample_weight=None):
         """Learn the split of a node.
@@ -204,9 +276,7 @@ class BaseLeafRank(BaseEstimator):
         """
         self._validate_params()
         X, y01, sample_weight = self._validate_fit_input(X, y, sample_weight)
-        return self._fit_arrays(
-            np.asarray(X, dtype=self._input_dtype), y01, sample_weight
-        )
+        return self._fit_arrays(X, y01, sample_weight)
 
     def goes_left(self, X):
         """Whether each point goes to the left (better) child.
@@ -221,7 +291,7 @@ class BaseLeafRank(BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        return self._goes_left_arrays(np.asarray(X, dtype=self._input_dtype))
+        return self._goes_left_arrays(X)
 
     def _validate_fit_input(self, X, y, sample_weight):
         X, y = validate_data(self, X, y, ensure_min_samples=2, dtype=np.float64)
@@ -245,14 +315,21 @@ class BaseLeafRank(BaseEstimator):
 class LeafRank(BaseLeafRank):
     """CART LeafRank: a class-balanced classification tree merged by beta/alpha.
 
-    The splitter of the lecture's TreeRank: a
-    :class:`~sklearn.tree.DecisionTreeClassifier` of depth ``max_depth`` is
-    grown on the node's data with the two classes weighted inversely to their
-    weights in the node; its leaves are sorted by decreasing local ratio
-    ``beta/alpha`` (a leaf with no negative and some positive weight first),
-    and the prefix of that order maximizing ``beta - alpha`` (local TPR minus
-    local FPR) forms the left, better, side. The union of leaves it keeps is
-    the best union of the inner tree's leaves.
+    The splitter of the lecture's TreeRank: a classification tree of depth
+    ``max_depth`` is grown on the node's data with the two classes weighted
+    inversely to their weights in the node; its leaves are sorted by
+    decreasing local ratio ``beta/alpha`` (a leaf with no negative and some
+    positive weight first), and the prefix of that order maximizing
+    ``beta - alpha`` (local TPR minus local FPR) forms the left, better, side.
+    The union of leaves it keeps is the best union of the inner tree's leaves.
+
+    The inner tree is grown from histograms: each feature is cut into at most
+    ``max_bins`` quantile bins (one bin per value when there are fewer
+    distinct values, which makes the search exhaustive), and each split is
+    the best threshold between bins. Inside :class:`~treerank.TreeRank` and
+    :class:`~treerank.RankingForest` the data are binned once per fit and the
+    rule runs in the compiled engine (:mod:`treerank.engine`); this class then
+    only carries the parameters.
 
     Read more in the :ref:`User Guide <leafrank>`.
 
@@ -261,26 +338,35 @@ class LeafRank(BaseLeafRank):
     max_depth : int, default=3
         Depth of the inner classification tree.
     min_samples_leaf : int or float, default=50
-        Minimum number of samples in a leaf of the inner tree (as in
-        :class:`~sklearn.tree.DecisionTreeClassifier`; a float is a fraction of
-        the node's samples). A leaf's ratio beta/alpha is estimated from its
-        samples, and the merge step keeps the leaves with the highest ratios, so
-        very small leaves are selected on noise: the default, as the original
-        R package's ``minsplit=50``, keeps them statistically meaningful. A
-        node with fewer than ``2 * min_samples_leaf`` samples is not split.
+        Minimum number of samples (rows of positive weight) in a leaf of the
+        inner tree; a float is a fraction of the node's samples. A leaf's
+        ratio beta/alpha is estimated from its samples, and the merge step
+        keeps the leaves with the highest ratios, so very small leaves are
+        selected on noise: the default, as the original R package's
+        ``minsplit=50``, keeps them statistically meaningful. A node with fewer
+        than ``2 * min_samples_leaf`` samples is not split.
     max_features : int, float, {"sqrt", "log2"} or None, default=None
         Features drawn at each split of the inner tree (feature randomization
-        FR2 of the Ranking Forest).
-    criterion : {"gini", "entropy", "log_loss"}, default="gini"
-        Impurity of the inner tree.
+        FR2 of the Ranking Forest), as in scikit-learn's trees: the search
+        goes on past ``max_features`` features until it has seen that many
+        non-constant ones.
+    criterion : {"gini", "entropy", "log_loss", "youden"}, default="gini"
+        Split criterion of the inner tree, on the class-balanced weights:
+        the Gini impurity, the entropy (``"log_loss"`` is an alias), or
+        ``"youden"``, which maximizes the local TPR - FPR of the split (Youden's
+        J statistic) directly: the LeafRank objective itself, applied greedily.
+    max_bins : int, default=255
+        Largest number of bins per feature (2 to 255).
     random_state : int, RandomState instance or None, default=None
-        Seed of the inner tree's feature permutation.
+        Seed of the feature draws (``max_features``) when the LeafRank is
+        fitted alone; inside a TreeRank or a forest the tree's seed is used.
 
     Attributes
     ----------
-    tree_ : DecisionTreeClassifier
-        The fitted inner tree.
-    left_nodes_ : ndarray of bool of shape (`tree_.tree_.node_count`,)
+    tree_ : RuleTree
+        The fitted inner tree (children, features, real thresholds, where
+        missing values go).
+    left_nodes_ : ndarray of bool of shape (`tree_.node_count`,)
         True for the inner-tree leaves forming the left side.
     gain_ : float
         Local TPR minus local FPR of the left side on the training data.
@@ -288,7 +374,8 @@ class LeafRank(BaseLeafRank):
         ``2 ** max_depth - 1``, the number of axis-parallel cuts the inner tree
         may use (the ``k`` of the structural pruning penalty).
     feature_importances_ : ndarray of shape (n_features,)
-        Impurity-based importances of the inner tree.
+        Criterion improvements of the inner tree's splits per feature,
+        normalized.
     n_features_in_ : int
         Number of features seen during fit.
 
@@ -327,7 +414,8 @@ class LeafRank(BaseLeafRank):
             StrOptions({"sqrt", "log2"}),
             None,
         ],
-        "criterion": [StrOptions({"gini", "entropy", "log_loss"})],
+        "criterion": [StrOptions(set(CRITERIA))],
+        "max_bins": [Interval(Integral, 2, MAX_BINS, closed="both")],
         "random_state": ["random_state"],
     }
 
@@ -338,90 +426,73 @@ class LeafRank(BaseLeafRank):
         min_samples_leaf=50,
         max_features=None,
         criterion="gini",
+        max_bins=MAX_BINS,
         random_state=None,
     ):
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
         self.max_features = max_features
         self.criterion = criterion
+        self.max_bins = max_bins
         self.random_state = random_state
 
-    _input_dtype = np.float32  # scikit-learn's trees work in float32
+    def _growth_params(self, n_features, **master):
+        """The engine's parameters of this rule for nodes of ``n_features``."""
+        return GrowthParams(
+            rule_max_depth=self.max_depth,
+            min_samples_leaf=self.min_samples_leaf,
+            rule_max_features=resolve_max_features(self.max_features, n_features),
+            criterion=self.criterion,
+            **master,
+        )
 
     def _fit_arrays(self, X, y01, sample_weight):
         self.n_features_in_ = X.shape[1]
-        weights = balanced_node_weights(y01, sample_weight)
-        tree = DecisionTreeClassifier(
-            max_depth=self.max_depth,
-            min_samples_leaf=self.min_samples_leaf,
-            max_features=self.max_features,
-            criterion=self.criterion,
-            random_state=self.random_state,
-        )
-        X = np.ascontiguousarray(X, dtype=np.float32)
-        tree.fit(X, y01, sample_weight=weights, check_input=False)
-        self.tree_ = tree
-        node_count = tree.tree_.node_count
-        leaf_of_sample = tree.apply(X, check_input=False)
-        pos = y01 == 1
-        beta = (
-            np.bincount(
-                leaf_of_sample, weights=sample_weight * pos, minlength=node_count
+        rows = np.flatnonzero(sample_weight > 0)
+        pos = y01[rows] == 1
+        if not pos.any() or pos.all():
+            raise ValueError(
+                "Both classes need a positive total weight in the node to be split."
             )
-            / sample_weight[pos].sum()
+        mapper = BinMapper(max_bins=self.max_bins, subsample=None).fit(X[rows])
+        codes = mapper.transform(X)
+        seed = check_random_state(self.random_state).randint(_MAX_SEED)
+        rules, gain = fit_rule(
+            codes,
+            y01,
+            sample_weight,
+            rows,
+            mapper,
+            self._growth_params(X.shape[1]),
+            seed,
         )
-        alpha = (
-            np.bincount(
-                leaf_of_sample, weights=sample_weight * ~pos, minlength=node_count
-            )
-            / sample_weight[~pos].sum()
+        self.tree_ = RuleTree(
+            rules.child_left,
+            rules.child_right,
+            rules.feature,
+            rules.threshold,
+            rules.missing_left,
         )
-        is_leaf = tree.tree_.children_left == -1
-        leaves = np.flatnonzero(is_leaf)
-        self.left_nodes_ = np.zeros(node_count, dtype=bool)
-        self.gain_ = 0.0
-        order = _order_by_ratio(beta[leaves], alpha[leaves])
-        gains = np.concatenate(
-            [[0.0], np.cumsum(beta[leaves][order] - alpha[leaves][order])]
-        )
-        best = int(np.argmax(gains))
-        if best > 0 and gains[best] > 0:
-            self.left_nodes_[leaves[order[:best]]] = True
-            self.gain_ = float(gains[best])
+        self.left_nodes_ = rules.left_leaf.copy()
+        self._improvement = rules.improvement
+        self.gain_ = gain
         self.n_cuts_ = 2**self.max_depth - 1
         return self
 
     def _goes_left_arrays(self, X):
-        X = np.ascontiguousarray(X, dtype=np.float32)
-        return self.left_nodes_[self.tree_.apply(X, check_input=False)]
-
-    def _inner_tree_arrays(self):
-        inner = self.tree_.tree_
-        return (
-            inner.children_left,
-            inner.children_right,
-            inner.feature,
-            inner.threshold,
-            self.left_nodes_,
-        )
-
-    def _goes_left_rows(self, X, rows, columns):
-        inner = self.tree_.tree_
-        node = traverse_binary_tree(
-            inner.children_left,
-            inner.children_right,
-            inner.feature,
-            inner.threshold,
-            X,
-            rows,
-            columns,
-        )
-        return self.left_nodes_[node]
+        return self.left_nodes_[self.tree_.apply(X)]
 
     @property
     def feature_importances_(self):
         check_is_fitted(self)
-        return self.tree_.feature_importances_
+        split = self.tree_.children_left >= 0
+        importances = np.bincount(
+            self.tree_.feature[split],
+            weights=np.maximum(self._improvement[split], 0.0),
+            minlength=self.n_features_in_,
+        )
+        total = importances.sum()
+        return importances / total if total > 0 else importances
 
     def left_rules(self, feature_names=None):
         """The left side as a union of boxes (one per kept inner-tree leaf).
@@ -439,7 +510,7 @@ class LeafRank(BaseLeafRank):
         """
         check_is_fitted(self)
         self._check_feature_names(feature_names)
-        tree = self.tree_.tree_
+        tree = self.tree_
         return box_rules(
             tree.children_left,
             tree.children_right,

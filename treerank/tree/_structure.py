@@ -10,9 +10,10 @@ the ranking, best first. Every array has one entry per node.
 
 import numpy as np
 
+from treerank.engine import Router, compile_graph, rule_feature_importances
 from treerank.metrics._roc import roc_curve_from_counts
-from treerank.tree._leafrank import leafrank_goes_left_rows, leafrank_input
-from treerank.tree._routing import compile_routing, route
+from treerank.tree._frozen import FrozenTreeLeafRank
+from treerank.tree._leafrank import leafrank_goes_left_rows
 
 __all__ = ["RankingTreeStructure"]
 
@@ -26,11 +27,21 @@ class RankingTreeStructure:
         Children of each node, -1 for leaves. The left child is the better one.
     n_pos, n_neg : ndarray of float of shape (node_count,)
         Weighted numbers of positive and negative training samples in each node.
-    leafranks : list of length node_count
-        The fitted LeafRank of each internal node, None for leaves.
-    features : list of length node_count
+    leafranks : list of length node_count or None
+        The fitted LeafRank of each internal node, None for leaves (a tree
+        grown node by node with any LeafRank). None for a tree grown by the
+        engine, whose rules are ``rules``.
+    features : list of length node_count or None
         For each internal node, the indices of the features its LeafRank was
         fitted on (feature randomization FR1), or None for all features.
+    rules : SplitRules or None, default=None
+        The rules of a tree grown by the engine (:mod:`treerank.engine`), with
+        ``rule_start``, ``rule_stop`` (the range of each internal node's rule)
+        and ``n_features``; their features index all the input features.
+    rule_start, rule_stop : ndarray of int or None, default=None
+    n_features : int or None, default=None
+    n_cuts : int, default=1
+        Cuts per rule of an engine tree (the ``k`` of the structural penalty).
 
     Attributes
     ----------
@@ -59,14 +70,36 @@ class RankingTreeStructure:
     """
 
     def __init__(
-        self, children_left, children_right, n_pos, n_neg, leafranks, features
+        self,
+        children_left,
+        children_right,
+        n_pos,
+        n_neg,
+        leafranks=None,
+        features=None,
+        *,
+        rules=None,
+        rule_start=None,
+        rule_stop=None,
+        n_features=None,
+        n_cuts=1,
     ):
         self.children_left = np.asarray(children_left, dtype=np.intp)
         self.children_right = np.asarray(children_right, dtype=np.intp)
         self.n_pos = np.asarray(n_pos, dtype=np.float64)
         self.n_neg = np.asarray(n_neg, dtype=np.float64)
-        self.leafranks = list(leafranks)
-        self.features = list(features)
+        self.rules = rules
+        if rules is None:
+            self._leafranks = list(leafranks)
+            self._features = list(features)
+        else:
+            internal = self.children_left >= 0
+            self.rule_start = np.where(internal, rule_start, -1).astype(np.int64)
+            self.rule_stop = np.where(internal, rule_stop, -1).astype(np.int64)
+            self.n_features = int(n_features)
+            self.n_cuts = int(n_cuts)
+            self._leafranks = None
+            self._features = None
         self._derive()
 
     # ------------------------------------------------------------------
@@ -117,37 +150,118 @@ class RankingTreeStructure:
         """Boolean mask of the leaves."""
         return self.children_left < 0
 
+    @property
+    def leafranks(self):
+        """The rule of each internal node (None for leaves).
+
+        For an engine tree, frozen views of its rules, built on first access.
+        """
+        if self._leafranks is None:
+            self._leafranks = [
+                None if leaf else self._frozen_rule(node)
+                for node, leaf in enumerate(self.is_leaf)
+            ]
+        return self._leafranks
+
+    @property
+    def features(self):
+        """Features each node's rule was fitted on (None: all features)."""
+        if self._features is None:
+            self._features = [None] * self.node_count
+        return self._features
+
+    def _frozen_rule(self, node):
+        """The rule of an internal node of an engine tree, as a frozen LeafRank."""
+        arrays = self.rules.arrays(self.rule_start[node], self.rule_stop[node])
+        improvement = np.maximum(arrays.pop("improvement"), 0.0)
+        split = arrays["children_left"] >= 0
+        importances = np.bincount(
+            arrays["feature"][split],
+            weights=improvement[split],
+            minlength=self.n_features,
+        )
+        total = importances.sum()
+        left = self.children_left[node]
+        return FrozenTreeLeafRank(
+            **arrays,
+            feature_importances=importances / total if total > 0 else importances,
+            n_cuts=self.n_cuts,
+            gain=float(
+                self.n_pos[left] / self.n_pos[node]
+                - self.n_neg[left] / self.n_neg[node]
+            ),
+        )
+
+    def feature_importances(self, n_features):
+        """Importance of each feature: the splits' dAUC shared by their rules.
+
+        Each internal node's AUC increment is shared among the features in
+        proportion to its rule's feature importances, summed over the tree and
+        normalized to sum to one (all zeros for a tree with a single leaf).
+        """
+        if self.rules is not None:
+            return rule_feature_importances(
+                self.rules,
+                self.rule_start,
+                self.rule_stop,
+                np.where(self.is_leaf, 0.0, np.maximum(self.dauc, 0.0)),
+                n_features,
+            )
+        importances = np.zeros(n_features)
+        for node in np.flatnonzero(~self.is_leaf):
+            shares = np.asarray(self.leafranks[node].feature_importances_, dtype=float)
+            features = self.features[node]
+            target = np.arange(n_features) if features is None else features
+            importances[target] += self.dauc[node] * shares
+        total = importances.sum()
+        return importances / total if total > 0 else importances
+
     # ------------------------------------------------------------------
     # prediction
     # ------------------------------------------------------------------
-    def apply_rank(self, X):
-        """Rank of the leaf containing each row of X (already validated).
+    def graph(self):
+        """The tree's decision graph (engine trees), compiled on first use."""
+        graph = getattr(self, "_graph", None)
+        if graph is None:
+            graph = self._graph = compile_graph(
+                self.children_left.astype(np.int32),
+                self.children_right.astype(np.int32),
+                self.rule_start,
+                self.rule_stop,
+                self.leaf_rank.astype(np.int64),
+                *self.rules.kernel_arrays(),
+            )
+        return graph
 
-        With CART rules everywhere, routes all rows at once through the
-        compiled routing table (:mod:`treerank.tree._routing`); otherwise
-        falls back to :meth:`apply`.
+    def apply_rank(self, X):
+        """Rank of the leaf containing each row of X (validated float64 array).
+
+        An engine tree routes all rows at once through its compiled decision
+        graph; other trees go node by node (:meth:`apply`).
         """
-        routing = getattr(self, "_routing", False)
-        if routing is False:  # compiled on first use, then kept
-            routing = self._routing = compile_routing(self)
-        if routing is None:
+        if self.rules is None:
             return self.leaf_rank[self.apply(X)]
-        internal = np.flatnonzero(self.children_left >= 0)
-        if internal.shape[0]:
-            X = leafrank_input(self.leafranks[internal[0]], X)
-        return route(routing, X)
+        return Router([self.graph()]).leaf_ranks(X)[:, 0].astype(np.intp)
 
     def apply(self, X):
-        """Node id of the leaf containing each row of X (already validated).
+        """Node id of the leaf containing each row of X (validated float64 array).
 
         Each internal node sends the rows that reach it to its LeafRank once, so
         a row's leaf depends on that row alone (batch invariance).
         """
+        if self.rules is not None:
+            return self.leaves[self.apply_rank(X)]
+        return self.apply_node_by_node(X)
+
+    def apply_node_by_node(self, X):
+        """:meth:`apply` through each node's rule object (any tree).
+
+        The reference traversal: one ``goes_left`` call per internal node on
+        the rows that reach it (for an engine tree, on frozen views of its
+        rules), which the compiled graph must match exactly.
+        """
         n_samples = X.shape[0]
         out = np.empty(n_samples, dtype=np.intp)
-        internal = np.flatnonzero(self.children_left >= 0)
-        if internal.shape[0]:
-            X = leafrank_input(self.leafranks[internal[0]], X)
         stack = [(0, np.arange(n_samples))]
         while stack:
             node, rows = stack.pop()
@@ -200,6 +314,18 @@ class RankingTreeStructure:
         as_leaf = collapsed[old_ids]
         left = np.where(as_leaf, -1, new_id[self.children_left[old_ids]])
         right = np.where(as_leaf, -1, new_id[self.children_right[old_ids]])
+        if self.rules is not None:
+            return RankingTreeStructure(
+                left,
+                right,
+                self.n_pos[old_ids],
+                self.n_neg[old_ids],
+                rules=self.rules,
+                rule_start=self.rule_start[old_ids],
+                rule_stop=self.rule_stop[old_ids],
+                n_features=self.n_features,
+                n_cuts=self.n_cuts,
+            )
         leafranks = [
             None if leaf else self.leafranks[i] for i, leaf in zip(old_ids, as_leaf)
         ]

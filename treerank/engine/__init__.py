@@ -1,0 +1,51 @@
+"""The histogram engine: ranking trees grown and routed in compiled code.
+
+The tree (:class:`~treerank.TreeRank`), the splitter (:class:`~treerank.LeafRank`)
+and the forest (:class:`~treerank.RankingForest`) call this small interface:
+
+1. **Binning, once per fit.** :class:`BinMapper` cuts each feature into at
+   most 255 quantile bins (code 255 is reserved for missing values) with real
+   thresholds, so that the split "bin <= b" is the rule "x <= threshold" on raw
+   values. A forest bins its data once and all its trees share the codes.
+2. **Growth.** :func:`grow_ranking_tree` grows a whole ranking tree in one
+   compiled call: each node's rows are an index segment of one row array,
+   partitioned in place; each node's LeafRank is a class-balanced inner tree
+   grown from per-node histograms of positive and negative weight (the
+   histogram of one child is the parent's minus its sibling's), whose leaves are
+   merged by decreasing beta/alpha. A fitted tree is flat arrays
+   (:class:`GrownTree`, :class:`SplitRules`), never per-node Python objects.
+   :func:`fit_rule` fits one LeafRank rule alone.
+3. **Routing.** :func:`compile_graph` turns a ranking tree and its rules into
+   one decision graph; :class:`Router` routes raw X through the graphs of
+   several trees in one compiled loop.
+
+The kernels are compiled by numba (``cache=True``: compiled once per
+installation; ``nogil=True``: trees grow in threads). Their growth parameters
+are gathered in :class:`GrowthParams`.
+"""
+
+# Authors: The treerank developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from treerank.engine._binning import MAX_BINS, MISSING_BIN, BinMapper, bin_thresholds
+from treerank.engine._grow import GrownTree, GrowthParams, fit_rule, grow_ranking_tree
+from treerank.engine._routing import Router, compile_graph, route_binned
+from treerank.engine._split_rules import SplitRules, rule_feature_importances
+from treerank.engine._split_search import CRITERIA
+
+__all__ = [
+    "CRITERIA",
+    "MAX_BINS",
+    "MISSING_BIN",
+    "BinMapper",
+    "GrownTree",
+    "GrowthParams",
+    "Router",
+    "SplitRules",
+    "bin_thresholds",
+    "compile_graph",
+    "fit_rule",
+    "grow_ranking_tree",
+    "route_binned",
+    "rule_feature_importances",
+]

@@ -1,0 +1,264 @@
+"""Routing of rows through ranking trees, in compiled code.
+
+A ranking tree whose nodes hold LeafRank rules (each a small binary tree whose
+leaves say "left" or "right") is one binary decision graph over the features:
+each inner leaf points directly to the first decision of the master child it
+sends its rows to, or to a master leaf. :func:`compile_graph` builds that graph
+from the tree's flat arrays, and the routing kernels follow it for every row,
+one tree after another, without Python in the loop:
+
+- :func:`route_values` on raw values (float64; NaN follows the split's missing
+  direction): prediction and export work on raw X;
+- :func:`route_codes` on bin codes (the missing bin follows the same
+  direction): training rows, exactly as the growth partitioned them.
+
+A graph node ``g`` tests ``feature[g]``; a row goes to ``next_left[g]`` when its
+value is at most ``threshold[g]`` (bin code at most ``threshold_bin[g]``), to
+``next_right[g]`` otherwise; a negative target ``-1 - r`` is the master leaf of
+rank r (0 = best). A forest is the concatenation of its trees' graphs with
+per-tree entry points.
+"""
+
+# Authors: The treerank developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import numpy as np
+
+from treerank.engine._binning import MISSING_BIN
+from treerank.engine._jit import jit
+
+__all__ = ["Router", "compile_graph", "route_binned", "route_codes", "route_values"]
+
+
+@jit
+def compile_graph(
+    children_left,
+    children_right,
+    rule_start,
+    rule_stop,
+    leaf_rank,
+    rule_feature,
+    rule_threshold,
+    rule_bin,
+    rule_missing_left,
+    rule_child_left,
+    rule_child_right,
+    rule_left_leaf,
+):
+    """The decision graph of a ranking tree (see the module docstring).
+
+    The rule of an internal master node m is the inner nodes
+    ``rule_start[m]:rule_stop[m]``, its root first, with children numbered
+    locally (from the rule's root); the rule of a master leaf (for instance a
+    node kept as a leaf in a pruned tree) is ignored.
+
+    Returns
+    -------
+    entry : int
+        The root's first decision (or its leaf code for a one-leaf tree).
+    feature, threshold, threshold_bin, missing_left, next_left, next_right :
+        ndarrays of shape (n_decisions,).
+    """
+    n_master = children_left.shape[0]
+    flat = np.full(rule_feature.shape[0], -1, dtype=np.int64)
+    n_decisions = 0
+    for m in range(n_master):
+        if children_left[m] < 0:
+            continue
+        for r in range(rule_start[m], rule_stop[m]):
+            if rule_child_left[r] >= 0:
+                flat[r] = n_decisions
+                n_decisions += 1
+    entry_of = np.empty(n_master, dtype=np.int64)
+    for m in range(n_master):
+        if children_left[m] < 0:
+            entry_of[m] = -1 - leaf_rank[m]
+        else:
+            entry_of[m] = flat[rule_start[m]]
+    feature = np.empty(n_decisions, dtype=np.int32)
+    threshold = np.empty(n_decisions, dtype=np.float64)
+    threshold_bin = np.empty(n_decisions, dtype=np.uint8)
+    missing_left = np.empty(n_decisions, dtype=np.uint8)
+    next_left = np.empty(n_decisions, dtype=np.int32)
+    next_right = np.empty(n_decisions, dtype=np.int32)
+    for m in range(n_master):
+        if children_left[m] < 0:
+            continue
+        base = rule_start[m]
+        for r in range(base, rule_stop[m]):
+            if rule_child_left[r] >= 0:
+                g = flat[r]
+                feature[g] = rule_feature[r]
+                threshold[g] = rule_threshold[r]
+                threshold_bin[g] = rule_bin[r]
+                missing_left[g] = rule_missing_left[r]
+                for side in range(2):
+                    if side == 0:
+                        child = base + rule_child_left[r]
+                    else:
+                        child = base + rule_child_right[r]
+                    if rule_child_left[child] >= 0:
+                        target = flat[child]
+                    elif rule_left_leaf[child] == 1:
+                        target = entry_of[children_left[m]]
+                    else:
+                        target = entry_of[children_right[m]]
+                    if side == 0:
+                        next_left[g] = target
+                    else:
+                        next_right[g] = target
+    return (
+        entry_of[0],
+        feature,
+        threshold,
+        threshold_bin,
+        missing_left,
+        next_left,
+        next_right,
+    )
+
+
+@jit
+def route_values(
+    X, entries, feature, threshold, missing_left, next_left, next_right, out
+):
+    """Leaf rank of every row of X in every tree (``out`` of shape (n, n_trees)).
+
+    ``entries[b]`` is tree b's entry point, its node ids already offset into
+    the concatenated arrays (leaf codes are not offset).
+    """
+    n_trees = entries.shape[0]
+    for i in range(X.shape[0]):
+        for b in range(n_trees):
+            node = entries[b]
+            while node >= 0:
+                value = X[i, feature[node]]
+                if np.isnan(value):
+                    go_left = missing_left[node] == 1
+                else:
+                    go_left = value <= threshold[node]
+                node = next_left[node] if go_left else next_right[node]
+            out[i, b] = -1 - node
+
+
+@jit
+def route_codes(
+    codes, rows, entry, feature, threshold_bin, missing_left, next_left, next_right, out
+):
+    """Leaf rank of the rows ``rows`` of the bin codes in one tree, into ``out``."""
+    for i in range(rows.shape[0]):
+        row = rows[i]
+        node = entry
+        while node >= 0:
+            code = codes[row, feature[node]]
+            if code == MISSING_BIN:
+                go_left = missing_left[node] == 1
+            else:
+                go_left = code <= threshold_bin[node]
+            node = next_left[node] if go_left else next_right[node]
+        out[row] = -1 - node
+
+
+class Router:
+    """The decision graphs of one or several ranking trees, ready to route X.
+
+    Parameters
+    ----------
+    graphs : list of tuple
+        One graph per tree, as returned by :func:`compile_graph`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank.engine import Router
+    >>> # one split x[0] <= 1.5, right side better: leaf 0 is "x[0] > 1.5"
+    >>> graph = (0, np.array([0], np.int32), np.array([1.5]),
+    ...          np.array([0], np.uint8), np.array([1], np.uint8),
+    ...          np.array([-2], np.int32), np.array([-1], np.int32))
+    >>> Router([graph]).leaf_ranks(np.array([[0.0], [3.0], [np.nan]]))
+    array([[1],
+           [0],
+           [1]], dtype=int32)
+    """
+
+    def __init__(self, graphs):
+        sizes = np.array([g[1].shape[0] for g in graphs], dtype=np.int64)
+        offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        entries = np.array([g[0] for g in graphs], dtype=np.int64)
+        self.entries = np.where(entries >= 0, entries + offsets, entries)
+        self.feature = np.concatenate([g[1] for g in graphs]).astype(np.int32)
+        self.threshold = np.concatenate([g[2] for g in graphs]).astype(np.float64)
+        self.missing_left = np.concatenate([g[4] for g in graphs]).astype(np.uint8)
+        next_left = [
+            np.where(g[5] >= 0, g[5] + o, g[5]) for g, o in zip(graphs, offsets)
+        ]
+        next_right = [
+            np.where(g[6] >= 0, g[6] + o, g[6]) for g, o in zip(graphs, offsets)
+        ]
+        self.next_left = np.concatenate(next_left).astype(np.int32)
+        self.next_right = np.concatenate(next_right).astype(np.int32)
+
+    @property
+    def n_trees(self):
+        """Number of trees."""
+        return int(self.entries.shape[0])
+
+    def leaf_ranks(self, X, out=None):
+        """Rank of the leaf of every row of X in every tree.
+
+        Parameters
+        ----------
+        X : ndarray of float64 of shape (n_samples, n_features)
+            Raw values, NaN for missing.
+        out : ndarray of int32 of shape (n_samples, n_trees), default=None
+            Where to write the result.
+
+        Returns
+        -------
+        leaf_ranks : ndarray of int32 of shape (n_samples, n_trees)
+        """
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        if out is None:
+            out = np.empty((X.shape[0], self.n_trees), dtype=np.int32)
+        route_values(
+            X,
+            self.entries,
+            self.feature,
+            self.threshold,
+            self.missing_left,
+            self.next_left,
+            self.next_right,
+            out,
+        )
+        return out
+
+
+def route_binned(graph, codes, rows, out):
+    """Leaf ranks of the rows ``rows`` of bin codes in one tree, into ``out[rows]``.
+
+    Parameters
+    ----------
+    graph : tuple
+        The tree's graph (:func:`compile_graph`) from rules that kept their
+        bins (a tree grown on these codes).
+    codes : ndarray of uint8 of shape (n_samples, n_features)
+    rows : ndarray of int
+    out : ndarray of int32 of shape (n_samples,)
+
+    Returns
+    -------
+    out : ndarray of int32
+    """
+    entry, feature, _, threshold_bin, missing_left, next_left, next_right = graph
+    route_codes(
+        codes,
+        np.asarray(rows, dtype=np.int64),
+        entry,
+        feature,
+        threshold_bin,
+        missing_left,
+        next_left,
+        next_right,
+        out,
+    )
+    return out

@@ -1,0 +1,476 @@
+"""The LeafRank kernel: one node of a ranking tree split in two.
+
+For the rows of a master node (an index segment ``rows[start:stop]``), grow a
+class-balanced classification tree of depth ``max_depth`` from histograms
+(see :mod:`treerank.engine._split_search`), sort its leaves by decreasing local
+ratio ``beta / alpha`` (true over false positive rate; a leaf without negative
+weight first, an empty leaf last), keep the prefix maximizing ``beta - alpha``
+and make its union the left (better) side. The segment is then partitioned in
+place, left rows first, so that the master tree's children are index segments
+too: no copy of X, no per-node Python object.
+
+The inner tree's nodes are written to flat output arrays from position
+``base`` on (children as local indices, -1 for leaves).
+"""
+
+# Authors: The treerank developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import numpy as np
+
+from treerank.engine._binning import MISSING_BIN
+from treerank.engine._histogram import build_histograms, subtract_histograms
+from treerank.engine._jit import jit
+from treerank.engine._random import shuffle_prefix
+from treerank.engine._split_search import child_term, search_feature
+
+__all__ = ["fit_single_rule", "grow_rule", "max_rule_nodes"]
+
+
+@jit
+def max_rule_nodes(max_depth, n_rows, min_leaf):
+    """Upper bound on the number of inner nodes of one rule."""
+    by_depth = (1 << min(max_depth + 1, 40)) - 1
+    by_size = 2 * (n_rows // max(min_leaf, 1)) + 1
+    return min(by_depth, by_size)
+
+
+@jit
+def _stays_leaf(depth, count, pos, neg, max_depth, min_leaf):
+    return depth >= max_depth or count < 2 * min_leaf or pos <= 0.0 or neg <= 0.0
+
+
+@jit
+def _partition(codes, rows, start, stop, feature, threshold_bin, missing_left, scratch):
+    """Stable in-place partition of a segment by a split; returns the left size."""
+    n_left = 0
+    n_right = 0
+    for i in range(start, stop):
+        row = rows[i]
+        code = codes[row, feature]
+        if code == MISSING_BIN:
+            left = missing_left
+        else:
+            left = code <= threshold_bin
+        if left:
+            rows[start + n_left] = row
+            n_left += 1
+        else:
+            scratch[n_right] = row
+            n_right += 1
+    for i in range(n_right):
+        rows[start + n_left + i] = scratch[i]
+    return n_left
+
+
+@jit
+def grow_rule(
+    codes,
+    y,
+    w,
+    rows,
+    start,
+    stop,
+    node_features,
+    n_bins,
+    max_depth,
+    min_leaf,
+    max_features,
+    criterion,
+    state,
+    hist_pool,
+    scratch,
+    out_feature,
+    out_bin,
+    out_missing_left,
+    out_child_left,
+    out_child_right,
+    out_left_leaf,
+    out_improvement,
+    base,
+):
+    """Grow and merge the LeafRank rule of the segment ``rows[start:stop]``.
+
+    Parameters
+    ----------
+    codes : ndarray of uint8 of shape (n_samples, n_features)
+    y : ndarray of uint8 of shape (n_samples,)
+        1 for positives.
+    w : ndarray of float64 of shape (n_samples,)
+        Positive weights of the rows in the segment.
+    rows : ndarray of int64
+        Row indices; the segment is partitioned in place, left rows first.
+    node_features : ndarray of int64
+        The features the rule may use.
+    n_bins : ndarray of int32 of shape (n_features,)
+    max_depth, min_leaf : int
+        Depth of the inner tree and minimum number of rows in its leaves.
+    max_features : int
+        Features drawn at each inner split (0 or more than available: all).
+    criterion : int
+    state : ndarray of uint64 of shape (1,)
+        Random generator state (feature draws).
+    hist_pool : ndarray of float64 of shape (n_slots, >= n_node_features, 256, 3)
+        Work space for ``max_depth + 2`` histograms.
+    scratch : ndarray of int64 of shape (>= stop - start,)
+        Work space for the partitions.
+    out_* : ndarrays
+        Flat outputs for the inner nodes, written from ``base`` on.
+
+    Returns
+    -------
+    n_nodes : int
+        Number of inner nodes written.
+    n_left : int
+        Number of rows sent left (they now come first in the segment).
+    gain : float
+        Local TPR - FPR of the left side (0 if it is empty).
+    """
+    n_node_features = node_features.shape[0]
+    P = 0.0
+    N = 0.0
+    for i in range(start, stop):
+        row = rows[i]
+        if y[row] == 1:
+            P += w[row]
+        else:
+            N += w[row]
+    capacity = max_rule_nodes(max_depth, stop - start, min_leaf)
+    seg_start = np.empty(capacity, dtype=np.int64)
+    seg_stop = np.empty(capacity, dtype=np.int64)
+    depth = np.empty(capacity, dtype=np.int64)
+    pos = np.empty(capacity, dtype=np.float64)
+    neg = np.empty(capacity, dtype=np.float64)
+    slot = np.full(capacity, -1, dtype=np.int64)
+    stack = np.empty(capacity, dtype=np.int64)
+
+    k = n_node_features
+    if 0 < max_features < n_node_features:
+        k = max_features
+    # with few features drawn per split, histograms of the drawn features only
+    # are cheaper than histograms of all features with sibling subtraction
+    direct = 2 * k < n_node_features
+    n_slots = hist_pool.shape[0]
+    free = np.arange(n_slots)
+    n_free = n_slots
+    order = np.arange(n_node_features)
+    batch_features = np.empty(n_node_features, dtype=np.int64)
+    best = np.empty(6, dtype=np.float64)
+
+    seg_start[0] = start
+    seg_stop[0] = stop
+    depth[0] = 0
+    pos[0] = P
+    neg[0] = N
+    n_nodes = 1
+    if not direct and not _stays_leaf(0, stop - start, P, N, max_depth, min_leaf):
+        n_free -= 1
+        slot[0] = free[n_free]
+        build_histograms(
+            codes,
+            y,
+            w,
+            rows,
+            start,
+            stop,
+            node_features,
+            n_node_features,
+            n_bins,
+            hist_pool[slot[0]],
+        )
+    stack[0] = 0
+    top = 1
+    while top > 0:
+        top -= 1
+        t = stack[top]
+        o = base + t
+        out_child_left[o] = -1
+        out_child_right[o] = -1
+        out_feature[o] = -1
+        out_bin[o] = 0
+        out_missing_left[o] = 0
+        out_left_leaf[o] = 0
+        out_improvement[o] = 0.0
+        s = seg_start[t]
+        e = seg_stop[t]
+        count = e - s
+        if _stays_leaf(depth[t], count, pos[t], neg[t], max_depth, min_leaf):
+            if slot[t] >= 0:
+                free[n_free] = slot[t]
+                n_free += 1
+            continue
+        parent_term = child_term(pos[t] / P, neg[t] / N, criterion)
+        best[0] = -np.inf
+        best_feature = -1
+        best_missing = 0.0
+        counted = 0
+        visited = 0
+        if direct:
+            tmp = hist_pool[0]
+            while counted < k and visited < n_node_features:
+                batch = min(k - counted, n_node_features - visited)
+                shuffle_prefix(order[visited:], batch, state)
+                for jj in range(batch):
+                    batch_features[jj] = node_features[order[visited + jj]]
+                build_histograms(
+                    codes, y, w, rows, s, e, batch_features, batch, n_bins, tmp
+                )
+                for jj in range(batch):
+                    f = batch_features[jj]
+                    before = best[0]
+                    if search_feature(
+                        tmp[jj],
+                        n_bins[f],
+                        pos[t],
+                        neg[t],
+                        count,
+                        P,
+                        N,
+                        min_leaf,
+                        criterion,
+                        parent_term,
+                        best,
+                    ):
+                        counted += 1
+                    if best[0] > before:
+                        best_feature = f
+                        best_missing = tmp[jj, MISSING_BIN, 2]
+                visited += batch
+        else:
+            hist = hist_pool[slot[t]]
+            while counted < k and visited < n_node_features:
+                if k < n_node_features:
+                    shuffle_prefix(order[visited:], 1, state)
+                jj = order[visited]
+                f = node_features[jj]
+                before = best[0]
+                if search_feature(
+                    hist[jj],
+                    n_bins[f],
+                    pos[t],
+                    neg[t],
+                    count,
+                    P,
+                    N,
+                    min_leaf,
+                    criterion,
+                    parent_term,
+                    best,
+                ):
+                    counted += 1
+                if best[0] > before:
+                    best_feature = f
+                    best_missing = hist[jj, MISSING_BIN, 2]
+                visited += 1
+        if best_feature < 0:
+            if slot[t] >= 0:
+                free[n_free] = slot[t]
+                n_free += 1
+            continue
+        threshold_bin = int(best[1])
+        left_pos = best[3]
+        left_neg = best[4]
+        missing_left = best[2] > 0.5
+        if best_missing == 0:
+            # no missing value here: at prediction they follow the heavier side
+            missing_left = left_pos + left_neg > (pos[t] - left_pos) + (
+                neg[t] - left_neg
+            )
+        n_left = _partition(
+            codes, rows, s, e, best_feature, threshold_bin, best[2] > 0.5, scratch
+        )
+        left = n_nodes
+        right = n_nodes + 1
+        n_nodes += 2
+        out_feature[o] = best_feature
+        out_bin[o] = threshold_bin
+        out_missing_left[o] = missing_left
+        out_child_left[o] = left
+        out_child_right[o] = right
+        out_improvement[o] = best[0]
+        seg_start[left] = s
+        seg_stop[left] = s + n_left
+        seg_start[right] = s + n_left
+        seg_stop[right] = e
+        depth[left] = depth[t] + 1
+        depth[right] = depth[t] + 1
+        pos[left] = left_pos
+        neg[left] = left_neg
+        pos[right] = pos[t] - left_pos
+        neg[right] = neg[t] - left_neg
+        if not direct:
+            need_left = not _stays_leaf(
+                depth[left], n_left, pos[left], neg[left], max_depth, min_leaf
+            )
+            need_right = not _stays_leaf(
+                depth[right],
+                count - n_left,
+                pos[right],
+                neg[right],
+                max_depth,
+                min_leaf,
+            )
+            parent_slot = slot[t]
+            if need_left or need_right:
+                small, big = left, right
+                need_small, need_big = need_left, need_right
+                if n_left > count - n_left:
+                    small, big = right, left
+                    need_small, need_big = need_right, need_left
+                n_free -= 1
+                small_slot = free[n_free]
+                build_histograms(
+                    codes,
+                    y,
+                    w,
+                    rows,
+                    seg_start[small],
+                    seg_stop[small],
+                    node_features,
+                    n_node_features,
+                    n_bins,
+                    hist_pool[small_slot],
+                )
+                if need_big:
+                    subtract_histograms(
+                        hist_pool[parent_slot],
+                        hist_pool[small_slot],
+                        node_features,
+                        n_node_features,
+                        n_bins,
+                    )
+                    slot[big] = parent_slot
+                else:
+                    free[n_free] = parent_slot
+                    n_free += 1
+                if need_small:
+                    slot[small] = small_slot
+                else:
+                    free[n_free] = small_slot
+                    n_free += 1
+            else:
+                free[n_free] = parent_slot
+                n_free += 1
+        stack[top] = right
+        stack[top + 1] = left
+        top += 2
+
+    # merge: leaves by decreasing beta/alpha, best prefix of beta - alpha
+    n_leaves = 0
+    for t in range(n_nodes):
+        if out_child_left[base + t] < 0:
+            n_leaves += 1
+    leaves = np.empty(n_leaves, dtype=np.int64)
+    n_leaves = 0
+    for t in range(n_nodes):
+        if out_child_left[base + t] < 0:
+            leaves[n_leaves] = t
+            n_leaves += 1
+    ratio = np.empty(n_leaves, dtype=np.float64)
+    for i in range(n_leaves):
+        t = leaves[i]
+        alpha = neg[t] / N
+        beta = pos[t] / P
+        if alpha > 0.0:
+            ratio[i] = beta / alpha
+        elif beta > 0.0:
+            ratio[i] = np.inf
+        else:
+            ratio[i] = -np.inf
+    ranking = np.argsort(-ratio, kind="mergesort")
+    cumulative = 0.0
+    gain = 0.0
+    n_kept = 0
+    for i in range(n_leaves):
+        t = leaves[ranking[i]]
+        cumulative += pos[t] / P - neg[t] / N
+        if cumulative > gain:
+            gain = cumulative
+            n_kept = i + 1
+    for i in range(n_kept):
+        out_left_leaf[base + leaves[ranking[i]]] = 1
+
+    # left leaves' rows first, each part in its original order
+    by_position = np.argsort(seg_start[leaves], kind="mergesort")
+    n_left = 0
+    n_left_rows = 0
+    for side in range(2):
+        for i in range(n_leaves):
+            t = leaves[by_position[i]]
+            if (out_left_leaf[base + t] == 1) == (side == 0):
+                for j in range(seg_start[t], seg_stop[t]):
+                    scratch[n_left] = rows[j]
+                    n_left += 1
+        if side == 0:
+            n_left_rows = n_left
+    for j in range(stop - start):
+        rows[start + j] = scratch[j]
+    return n_nodes, n_left_rows, gain
+
+
+@jit
+def fit_single_rule(
+    codes,
+    y,
+    w,
+    rows,
+    node_features,
+    n_bins,
+    max_depth,
+    min_leaf,
+    max_features,
+    criterion,
+    state,
+):
+    """The rule of one node holding ``rows`` (a standalone LeafRank).
+
+    Returns the inner nodes' arrays (feature, bin, missing_left, child_left,
+    child_right, left_leaf, improvement), the gain, and ``rows`` partitioned
+    with the left rows first together with their number.
+    """
+    capacity = max_rule_nodes(max_depth, rows.shape[0], min_leaf)
+    feature = np.empty(capacity, dtype=np.int32)
+    threshold_bin = np.empty(capacity, dtype=np.uint8)
+    missing_left = np.empty(capacity, dtype=np.uint8)
+    child_left = np.empty(capacity, dtype=np.int32)
+    child_right = np.empty(capacity, dtype=np.int32)
+    left_leaf = np.empty(capacity, dtype=np.uint8)
+    improvement = np.empty(capacity, dtype=np.float64)
+    hist_pool = np.empty((max_depth + 3, node_features.shape[0], 256, 3))
+    scratch = np.empty(rows.shape[0], dtype=np.int64)
+    n_nodes, n_left, gain = grow_rule(
+        codes,
+        y,
+        w,
+        rows,
+        0,
+        rows.shape[0],
+        node_features,
+        n_bins,
+        max_depth,
+        min_leaf,
+        max_features,
+        criterion,
+        state,
+        hist_pool,
+        scratch,
+        feature,
+        threshold_bin,
+        missing_left,
+        child_left,
+        child_right,
+        left_leaf,
+        improvement,
+        0,
+    )
+    return (
+        feature[:n_nodes].copy(),
+        threshold_bin[:n_nodes].copy(),
+        missing_left[:n_nodes].copy(),
+        child_left[:n_nodes].copy(),
+        child_right[:n_nodes].copy(),
+        left_leaf[:n_nodes].copy(),
+        improvement[:n_nodes].copy(),
+        gain,
+        n_left,
+    )

@@ -1,0 +1,171 @@
+"""The LeafRank rules of a ranking tree, stored as flat arrays of inner nodes.
+
+The rule of an internal master node is a small binary tree (the LeafRank's
+inner tree); all the rules of a ranking tree are concatenated into one set of
+arrays, and the master tree gives each internal node the range
+``rule_start:rule_stop`` of its rule. Inside a rule, children are numbered from
+the rule's root (local indices, -1 for an inner leaf). An inner node splits on
+``x[feature] <= threshold`` (missing values to the left when
+``missing_left``); an inner leaf belongs to the left (better) side of the
+master split when ``left_leaf`` is True.
+"""
+
+# Authors: The treerank developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import numpy as np
+
+__all__ = ["SplitRules", "rule_feature_importances"]
+
+
+class SplitRules:
+    """Flat arrays of the inner nodes of all the rules of one ranking tree.
+
+    Parameters
+    ----------
+    feature : ndarray of int of shape (n_nodes,)
+        Feature tested by each inner split (-1 at inner leaves).
+    threshold : ndarray of float64 of shape (n_nodes,)
+        Real threshold: left when ``x[feature] <= threshold``.
+    missing_left : ndarray of bool of shape (n_nodes,)
+        Where missing values go at each split.
+    child_left, child_right : ndarray of int of shape (n_nodes,)
+        Children, local to the rule (-1 at inner leaves).
+    left_leaf : ndarray of bool of shape (n_nodes,)
+        Inner leaves on the left side of their master split.
+    improvement : ndarray of float64 of shape (n_nodes,)
+        Criterion improvement of each inner split (0 at inner leaves), in
+        class-balanced masses; the basis of the feature importances.
+    threshold_bin : ndarray of uint8 of shape (n_nodes,) or None, default=None
+        The split's bin (left when the bin code is at most this), kept while
+        the training data's codes are at hand; None for a rule read from a
+        file.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank.engine import SplitRules
+    >>> rules = SplitRules(
+    ...     feature=[0, -1, -1], threshold=[1.5, 0.0, 0.0],
+    ...     missing_left=[False, False, False], child_left=[1, -1, -1],
+    ...     child_right=[2, -1, -1], left_leaf=[False, False, True],
+    ...     improvement=[0.5, 0.0, 0.0])
+    >>> rules.n_nodes
+    3
+    """
+
+    def __init__(
+        self,
+        feature,
+        threshold,
+        missing_left,
+        child_left,
+        child_right,
+        left_leaf,
+        improvement,
+        threshold_bin=None,
+    ):
+        self.feature = np.asarray(feature, dtype=np.int32)
+        self.threshold = np.asarray(threshold, dtype=np.float64)
+        self.missing_left = np.asarray(missing_left, dtype=bool)
+        self.child_left = np.asarray(child_left, dtype=np.int32)
+        self.child_right = np.asarray(child_right, dtype=np.int32)
+        self.left_leaf = np.asarray(left_leaf, dtype=bool)
+        self.improvement = np.asarray(improvement, dtype=np.float64)
+        self.threshold_bin = (
+            None if threshold_bin is None else np.asarray(threshold_bin, np.uint8)
+        )
+        n = self.feature.shape[0]
+        for name in (
+            "threshold",
+            "missing_left",
+            "child_left",
+            "child_right",
+            "left_leaf",
+            "improvement",
+        ):
+            if getattr(self, name).shape != (n,):
+                raise ValueError(
+                    f"SplitRules.{name} must have one entry per inner node ({n}); "
+                    f"got shape {getattr(self, name).shape}."
+                )
+
+    @property
+    def n_nodes(self):
+        """Number of inner nodes (splits and leaves) of all the rules."""
+        return int(self.feature.shape[0])
+
+    def arrays(self, start, stop):
+        """The arrays of the rule ``start:stop`` (children local to it)."""
+        part = slice(start, stop)
+        return {
+            "children_left": self.child_left[part],
+            "children_right": self.child_right[part],
+            "feature": self.feature[part],
+            "threshold": self.threshold[part],
+            "missing_left": self.missing_left[part],
+            "left_nodes": self.left_leaf[part],
+            "improvement": self.improvement[part],
+        }
+
+    def kernel_arrays(self):
+        """The arrays in the dtypes the routing kernels take."""
+        threshold_bin = self.threshold_bin
+        if threshold_bin is None:
+            threshold_bin = np.zeros(self.n_nodes, dtype=np.uint8)
+        return (
+            self.feature,
+            self.threshold,
+            threshold_bin,
+            self.missing_left.view(np.uint8),
+            self.child_left,
+            self.child_right,
+            self.left_leaf.view(np.uint8),
+        )
+
+
+def rule_feature_importances(rules, rule_start, rule_stop, node_weight, n_features):
+    """Feature importances of a ranking tree from its rules' improvements.
+
+    Each master split's weight (e.g. its AUC increment) is shared among the
+    features of its rule in proportion to their criterion improvements, then
+    summed and normalized.
+
+    Parameters
+    ----------
+    rules : SplitRules
+    rule_start, rule_stop : ndarray of int of shape (n_master,)
+        Range of each internal master node's rule (ignored where
+        ``node_weight`` is 0).
+    node_weight : ndarray of float of shape (n_master,)
+        Weight of each master split (0 for leaves).
+    n_features : int
+
+    Returns
+    -------
+    importances : ndarray of shape (n_features,)
+        Non-negative, summing to one (all zero if no split has weight).
+    """
+    importances = np.zeros(n_features)
+    internal = np.flatnonzero(node_weight > 0)
+    if internal.shape[0] == 0:
+        return importances
+    lengths = rule_stop[internal] - rule_start[internal]
+    owner = np.repeat(internal, lengths)
+    first = np.cumsum(lengths) - lengths
+    inner = np.repeat(rule_start[internal], lengths) + (
+        np.arange(int(lengths.sum())) - np.repeat(first, lengths)
+    )
+    split = rules.child_left[inner] >= 0
+    owner, inner = owner[split], inner[split]
+    improvement = np.maximum(rules.improvement[inner], 0.0)
+    totals = np.bincount(owner, weights=improvement, minlength=node_weight.shape[0])
+    share = np.divide(
+        improvement,
+        totals[owner],
+        out=np.zeros_like(improvement),
+        where=totals[owner] > 0,
+    )
+    np.add.at(importances, rules.feature[inner], node_weight[owner] * share)
+    total = importances.sum()
+    return importances / total if total > 0 else importances

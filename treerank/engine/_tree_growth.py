@@ -1,0 +1,261 @@
+"""The TreeRank kernel: a whole ranking tree grown in one compiled call.
+
+Nodes are processed depth-first, left (better) child first, and numbered in
+that order (preorder), so the leaves sorted by node id are the ranking, best
+first. Each node is an index segment of the row array; a split partitions it in
+place (:func:`treerank.engine._rule_growth.grow_rule`). A node becomes a leaf
+when it reaches ``max_depth``, holds fewer than ``min_samples_split`` rows, is
+pure, or when its rule finds no side with local TPR - FPR above ``min_gain``
+(or sends every row to one side).
+"""
+
+# Authors: The treerank developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import numpy as np
+
+from treerank.engine._jit import jit
+from treerank.engine._random import shuffle_prefix
+from treerank.engine._rule_growth import grow_rule, max_rule_nodes
+
+__all__ = ["grow_tree"]
+
+
+@jit
+def _enlarge(array, size):
+    """A copy of ``array`` with room for at least ``size`` entries."""
+    out = np.empty(max(size, 2 * array.shape[0]), dtype=array.dtype)
+    out[: array.shape[0]] = array
+    return out
+
+
+@jit
+def grow_tree(
+    codes,
+    y,
+    w,
+    rows,
+    n_bins,
+    max_depth,
+    min_samples_split,
+    n_features_node,
+    rule_max_depth,
+    min_leaf_count,
+    min_leaf_fraction,
+    rule_max_features,
+    criterion,
+    state,
+    min_gain,
+):
+    """Grow a ranking tree on the rows ``rows`` (all with positive weight).
+
+    Parameters
+    ----------
+    codes : ndarray of uint8 of shape (n_samples, n_features)
+    y : ndarray of uint8 of shape (n_samples,)
+    w : ndarray of float64 of shape (n_samples,)
+    rows : ndarray of int64
+        The rows of the tree's sample (permuted in place).
+    n_bins : ndarray of int32 of shape (n_features,)
+    max_depth : int
+        Maximum depth of the master tree (-1: none).
+    min_samples_split : int
+    n_features_node : int
+        Features drawn for each master node (FR1); 0 for all.
+    rule_max_depth : int
+        Depth of each LeafRank's inner tree.
+    min_leaf_count : int
+        Minimum rows per inner leaf (used when ``min_leaf_fraction`` is 0).
+    min_leaf_fraction : float
+        If positive, the minimum is ``ceil(fraction * rows of the node)``.
+    rule_max_features : int
+        Features drawn at each inner split (FR2); 0 for all.
+    criterion : int
+    state : ndarray of uint64 of shape (1,)
+    min_gain : float
+
+    Returns
+    -------
+    tuple of ndarrays
+        Master nodes: children_left, children_right, n_pos, n_neg, rule_start,
+        rule_stop, gain; inner nodes: feature, bin, missing_left, child_left,
+        child_right, left_leaf, improvement; and the leaf (node id) of every
+        row of ``rows`` (-1 for other rows), of shape (n_samples,).
+    """
+    n_samples, n_features = codes.shape
+    n_node_features = n_features
+    if 0 < n_features_node < n_features:
+        n_node_features = n_features_node
+    all_features = np.arange(n_features)
+    hist_pool = np.empty((rule_max_depth + 3, n_node_features, 256, 3))
+    scratch = np.empty(rows.shape[0], dtype=np.int64)
+    leaf_of_row = np.full(n_samples, -1, dtype=np.int32)
+
+    capacity = 64
+    children_left = np.empty(capacity, dtype=np.int32)
+    children_right = np.empty(capacity, dtype=np.int32)
+    n_pos = np.empty(capacity, dtype=np.float64)
+    n_neg = np.empty(capacity, dtype=np.float64)
+    rule_start = np.empty(capacity, dtype=np.int32)
+    rule_stop = np.empty(capacity, dtype=np.int32)
+    gains = np.empty(capacity, dtype=np.float64)
+
+    rule_capacity = 256
+    feature = np.empty(rule_capacity, dtype=np.int32)
+    threshold_bin = np.empty(rule_capacity, dtype=np.uint8)
+    missing_left = np.empty(rule_capacity, dtype=np.uint8)
+    child_left = np.empty(rule_capacity, dtype=np.int32)
+    child_right = np.empty(rule_capacity, dtype=np.int32)
+    left_leaf = np.empty(rule_capacity, dtype=np.uint8)
+    improvement = np.empty(rule_capacity, dtype=np.float64)
+    n_rule_nodes = 0
+
+    stack_capacity = 64
+    stack_start = np.empty(stack_capacity, dtype=np.int64)
+    stack_stop = np.empty(stack_capacity, dtype=np.int64)
+    stack_depth = np.empty(stack_capacity, dtype=np.int64)
+    stack_parent = np.empty(stack_capacity, dtype=np.int64)
+    stack_side = np.empty(stack_capacity, dtype=np.int64)
+    stack_start[0] = 0
+    stack_stop[0] = rows.shape[0]
+    stack_depth[0] = 0
+    stack_parent[0] = -1
+    stack_side[0] = 0
+    top = 1
+    n_nodes = 0
+    while top > 0:
+        top -= 1
+        start = stack_start[top]
+        stop = stack_stop[top]
+        depth = stack_depth[top]
+        parent = stack_parent[top]
+        node = n_nodes
+        n_nodes += 1
+        if n_nodes > capacity:
+            capacity = 2 * capacity
+            children_left = _enlarge(children_left, capacity)
+            children_right = _enlarge(children_right, capacity)
+            n_pos = _enlarge(n_pos, capacity)
+            n_neg = _enlarge(n_neg, capacity)
+            rule_start = _enlarge(rule_start, capacity)
+            rule_stop = _enlarge(rule_stop, capacity)
+            gains = _enlarge(gains, capacity)
+        if parent >= 0:
+            if stack_side[top] == 0:
+                children_left[parent] = node
+            else:
+                children_right[parent] = node
+        children_left[node] = -1
+        children_right[node] = -1
+        rule_start[node] = -1
+        rule_stop[node] = -1
+        gains[node] = 0.0
+        P = 0.0
+        N = 0.0
+        for i in range(start, stop):
+            row = rows[i]
+            if y[row] == 1:
+                P += w[row]
+            else:
+                N += w[row]
+        n_pos[node] = P
+        n_neg[node] = N
+        count = stop - start
+        n_inner = 0
+        n_left = 0
+        gain = 0.0
+        split = not (
+            (max_depth >= 0 and depth >= max_depth)
+            or count < min_samples_split
+            or P <= 0.0
+            or N <= 0.0
+        )
+        if split:
+            if n_node_features < n_features:
+                shuffle_prefix(all_features, n_node_features, state)
+                node_features = np.sort(all_features[:n_node_features])
+            else:
+                node_features = all_features.copy()
+            min_leaf = min_leaf_count
+            if min_leaf_fraction > 0.0:
+                min_leaf = int(np.ceil(min_leaf_fraction * count))
+            needed = n_rule_nodes + max_rule_nodes(rule_max_depth, count, min_leaf)
+            if needed > rule_capacity:
+                rule_capacity = max(needed, 2 * rule_capacity)
+                feature = _enlarge(feature, rule_capacity)
+                threshold_bin = _enlarge(threshold_bin, rule_capacity)
+                missing_left = _enlarge(missing_left, rule_capacity)
+                child_left = _enlarge(child_left, rule_capacity)
+                child_right = _enlarge(child_right, rule_capacity)
+                left_leaf = _enlarge(left_leaf, rule_capacity)
+                improvement = _enlarge(improvement, rule_capacity)
+            n_inner, n_left, gain = grow_rule(
+                codes,
+                y,
+                w,
+                rows,
+                start,
+                stop,
+                node_features,
+                n_bins,
+                rule_max_depth,
+                min_leaf,
+                rule_max_features,
+                criterion,
+                state,
+                hist_pool,
+                scratch,
+                feature,
+                threshold_bin,
+                missing_left,
+                child_left,
+                child_right,
+                left_leaf,
+                improvement,
+                n_rule_nodes,
+            )
+            split = gain > min_gain and 0 < n_left < count
+        if not split:
+            for i in range(start, stop):
+                leaf_of_row[rows[i]] = node
+            continue
+        rule_start[node] = n_rule_nodes
+        rule_stop[node] = n_rule_nodes + n_inner
+        gains[node] = gain
+        n_rule_nodes += n_inner
+        if top + 2 > stack_capacity:
+            stack_capacity = 2 * stack_capacity
+            stack_start = _enlarge(stack_start, stack_capacity)
+            stack_stop = _enlarge(stack_stop, stack_capacity)
+            stack_depth = _enlarge(stack_depth, stack_capacity)
+            stack_parent = _enlarge(stack_parent, stack_capacity)
+            stack_side = _enlarge(stack_side, stack_capacity)
+        # right pushed first: the left child is numbered first (preorder)
+        stack_start[top] = start + n_left
+        stack_stop[top] = stop
+        stack_depth[top] = depth + 1
+        stack_parent[top] = node
+        stack_side[top] = 1
+        stack_start[top + 1] = start
+        stack_stop[top + 1] = start + n_left
+        stack_depth[top + 1] = depth + 1
+        stack_parent[top + 1] = node
+        stack_side[top + 1] = 0
+        top += 2
+    return (
+        children_left[:n_nodes].copy(),
+        children_right[:n_nodes].copy(),
+        n_pos[:n_nodes].copy(),
+        n_neg[:n_nodes].copy(),
+        rule_start[:n_nodes].copy(),
+        rule_stop[:n_nodes].copy(),
+        gains[:n_nodes].copy(),
+        feature[:n_rule_nodes].copy(),
+        threshold_bin[:n_rule_nodes].copy(),
+        missing_left[:n_rule_nodes].copy(),
+        child_left[:n_rule_nodes].copy(),
+        child_right[:n_rule_nodes].copy(),
+        left_leaf[:n_rule_nodes].copy(),
+        improvement[:n_rule_nodes].copy(),
+        leaf_of_row,
+    )
