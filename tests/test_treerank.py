@@ -340,7 +340,12 @@ Y_OK = np.array([0, 1] * 30)
 @pytest.mark.parametrize(
     ("X", "y", "kwargs", "match"),
     [
-        (np.where(np.eye(60, 3) > 0, np.nan, X_OK), Y_OK, {}, "Input X contains NaN"),
+        (
+            np.where(np.eye(60, 3) > 0, -np.inf, X_OK),
+            Y_OK,
+            {},
+            "Input X contains infinity",
+        ),
         (
             np.where(np.eye(60, 3) > 0, np.inf, X_OK),
             Y_OK,
@@ -378,8 +383,24 @@ def test_bad_prediction_input():
         ValueError, match="X has 2 features, but TreeRank is expecting 3"
     ):
         tree.decision_function(X_OK[:, :2])
-    with pytest.raises(ValueError, match="Input X contains NaN"):
-        tree.predict(np.full((1, 3), np.nan))
+    with pytest.raises(ValueError, match="Input X contains infinity"):
+        tree.predict(np.full((1, 3), np.inf))
+    # NaN is a missing value: it follows each split's missing direction
+    assert tree.predict(np.full((1, 3), np.nan)).shape == (1,)
+
+
+def test_missing_values_are_learned_and_the_linear_splitter_refuses_them():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(800, 3))
+    y = (rng.random(800) < 1 / (1 + np.exp(-2 * X[:, 0]))).astype(int)
+    X[rng.random((800, 3)) < 0.2] = np.nan
+    tree = TreeRank(random_state=0).fit(X, y)
+    assert tree.score(X, y) > 0.7
+    assert tree.__sklearn_tags__().input_tags.allow_nan
+    linear = TreeRank(leafrank=ClassifierLeafRank(LogisticRegression()))
+    assert not linear.__sklearn_tags__().input_tags.allow_nan
+    with pytest.raises(ValueError, match="NaN"):
+        linear.fit(X, y)
 
 
 def test_bad_parameters():

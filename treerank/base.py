@@ -5,6 +5,7 @@
 
 import numpy as np
 from sklearn.isotonic import isotonic_regression
+from sklearn.utils import get_tags
 from sklearn.utils.validation import check_is_fitted
 
 from treerank.metrics._roc import roc_auc_score
@@ -164,6 +165,14 @@ class MonotoneCalibration:
         return self.proba_[index]
 
 
+def _allows_nan(estimator):
+    """Whether an estimator (e.g. a LeafRank) accepts NaN, by its tags."""
+    try:
+        return bool(get_tags(estimator).input_tags.allow_nan)
+    except (AttributeError, TypeError, ValueError):
+        return False
+
+
 class RankingMixin:
     """Mixin for bipartite rankers: ``score`` is the ROC AUC.
 
@@ -172,13 +181,16 @@ class RankingMixin:
     those scores, so that ``GridSearchCV`` and ``cross_val_score`` maximize the
     AUC by default (not the accuracy of ``ClassifierMixin``). Rankers are
     binary (``multi_class`` tag False: scikit-learn's checks feed them two
-    classes) and refuse NaN. Put it before ``ClassifierMixin`` in the bases.
+    classes); they accept NaN as missing values when their splitter does (the
+    default :class:`~treerank.tree.LeafRank` does). Put it before
+    ``ClassifierMixin`` in the bases.
     """
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
-        tags.input_tags.allow_nan = False
+        leafrank = getattr(self, "leafrank", None)
+        tags.input_tags.allow_nan = leafrank is None or _allows_nan(leafrank)
         return tags
 
     def predict(self, X):

@@ -385,7 +385,9 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
         -------
         self : RankingForest
         """
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        X, y = validate_data(
+            self, X, y, dtype=np.float64, ensure_all_finite="allow-nan"
+        )
         y01, self.classes_, sample_weight = check_training_target(
             y, sample_weight, X.shape[0]
         )
@@ -608,7 +610,9 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
 
     def _validate_X_predict(self, X):
         check_is_fitted(self)
-        return validate_data(self, X, reset=False, dtype=np.float64)
+        return validate_data(
+            self, X, reset=False, dtype=np.float64, ensure_all_finite="allow-nan"
+        )
 
     def decision_function(self, X):
         """Aggregated ranking score of each sample (higher = ranked first).

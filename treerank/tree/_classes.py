@@ -259,7 +259,9 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
     # fitting
     # ------------------------------------------------------------------
     def _validate_training_data(self, X, y, sample_weight):
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
+        X, y = validate_data(
+            self, X, y, dtype=np.float64, y_numeric=False, ensure_all_finite="allow-nan"
+        )
         y01, classes, sample_weight = check_training_target(
             y, sample_weight, X.shape[0]
         )
@@ -523,7 +525,9 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------
     def _validate_X_predict(self, X):
         check_is_fitted(self)
-        return validate_data(self, X, reset=False, dtype=np.float64)
+        return validate_data(
+            self, X, reset=False, dtype=np.float64, ensure_all_finite="allow-nan"
+        )
 
     def apply(self, X):
         """Rank of the leaf containing each sample (0 = best, leftmost leaf).

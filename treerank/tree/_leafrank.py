@@ -36,7 +36,7 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
-from sklearn.utils import check_random_state
+from sklearn.utils import check_random_state, get_tags
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
 from treerank.engine import CRITERIA, MAX_BINS, BinMapper, GrowthParams, fit_rule
@@ -290,11 +290,20 @@ class BaseLeafRank(BaseEstimator):
         left : ndarray of bool of shape (n_samples,)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = validate_data(
+            self, X, reset=False, dtype=np.float64, ensure_all_finite="allow-nan"
+        )
         return self._goes_left_arrays(X)
 
     def _validate_fit_input(self, X, y, sample_weight):
-        X, y = validate_data(self, X, y, ensure_min_samples=2, dtype=np.float64)
+        X, y = validate_data(
+            self,
+            X,
+            y,
+            ensure_min_samples=2,
+            dtype=np.float64,
+            ensure_all_finite="allow-nan",
+        )
         y01, _ = check_bipartite_target(y)
         sample_weight = check_sample_weight(sample_weight, X.shape[0])
         return X, y01, sample_weight
@@ -435,6 +444,11 @@ class LeafRank(BaseLeafRank):
         self.criterion = criterion
         self.max_bins = max_bins
         self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
 
     def _growth_params(self, n_features, **master):
         """The engine's parameters of this rule for nodes of ``n_features``."""
@@ -612,6 +626,14 @@ class ClassifierLeafRank(BaseLeafRank):
     def __init__(self, estimator, *, random_state=None):
         self.estimator = estimator
         self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        try:
+            tags.input_tags.allow_nan = get_tags(self.estimator).input_tags.allow_nan
+        except (AttributeError, TypeError, ValueError):
+            tags.input_tags.allow_nan = False
+        return tags
 
     def _fit_arrays(self, X, y01, sample_weight):
         self.n_features_in_ = X.shape[1]
