@@ -60,21 +60,39 @@ def compile_graph(
         ndarrays of shape (n_decisions,).
     """
     n_master = children_left.shape[0]
+    # side of each inner node: 0 if all the inner leaves below it are on the
+    # left side of the master split, 1 if all are on the right, 2 if mixed; a
+    # node with a single side decides nothing and is skipped by the graph
+    side = np.full(rule_feature.shape[0], 2, dtype=np.int8)
     flat = np.full(rule_feature.shape[0], -1, dtype=np.int64)
     n_decisions = 0
     for m in range(n_master):
         if children_left[m] < 0:
             continue
-        for r in range(rule_start[m], rule_stop[m]):
-            if rule_child_left[r] >= 0:
+        base = rule_start[m]
+        for r in range(rule_stop[m] - 1, base - 1, -1):
+            if rule_child_left[r] < 0:
+                side[r] = 0 if rule_left_leaf[r] == 1 else 1
+            else:
+                a = side[base + rule_child_left[r]]
+                if a == side[base + rule_child_right[r]]:
+                    side[r] = a
+        for r in range(base, rule_stop[m]):
+            if side[r] == 2:
                 flat[r] = n_decisions
                 n_decisions += 1
     entry_of = np.empty(n_master, dtype=np.int64)
-    for m in range(n_master):
+    for m in range(n_master - 1, -1, -1):  # children after their parent
         if children_left[m] < 0:
             entry_of[m] = -1 - leaf_rank[m]
         else:
-            entry_of[m] = flat[rule_start[m]]
+            r = rule_start[m]
+            if side[r] == 0:
+                entry_of[m] = entry_of[children_left[m]]
+            elif side[r] == 1:
+                entry_of[m] = entry_of[children_right[m]]
+            else:
+                entry_of[m] = flat[r]
     feature = np.empty(n_decisions, dtype=np.int32)
     threshold = np.empty(n_decisions, dtype=np.float64)
     threshold_bin = np.empty(n_decisions, dtype=np.uint8)
@@ -86,27 +104,28 @@ def compile_graph(
             continue
         base = rule_start[m]
         for r in range(base, rule_stop[m]):
-            if rule_child_left[r] >= 0:
-                g = flat[r]
-                feature[g] = rule_feature[r]
-                threshold[g] = rule_threshold[r]
-                threshold_bin[g] = rule_bin[r]
-                missing_left[g] = rule_missing_left[r]
-                for side in range(2):
-                    if side == 0:
-                        child = base + rule_child_left[r]
-                    else:
-                        child = base + rule_child_right[r]
-                    if rule_child_left[child] >= 0:
-                        target = flat[child]
-                    elif rule_left_leaf[child] == 1:
-                        target = entry_of[children_left[m]]
-                    else:
-                        target = entry_of[children_right[m]]
-                    if side == 0:
-                        next_left[g] = target
-                    else:
-                        next_right[g] = target
+            if side[r] != 2:
+                continue
+            g = flat[r]
+            feature[g] = rule_feature[r]
+            threshold[g] = rule_threshold[r]
+            threshold_bin[g] = rule_bin[r]
+            missing_left[g] = rule_missing_left[r]
+            for branch in range(2):
+                if branch == 0:
+                    child = base + rule_child_left[r]
+                else:
+                    child = base + rule_child_right[r]
+                if side[child] == 2:
+                    target = flat[child]
+                elif side[child] == 0:
+                    target = entry_of[children_left[m]]
+                else:
+                    target = entry_of[children_right[m]]
+                if branch == 0:
+                    next_left[g] = target
+                else:
+                    next_right[g] = target
     return (
         entry_of[0],
         feature,
@@ -118,6 +137,9 @@ def compile_graph(
     )
 
 
+_ROW_BLOCK = 256  # rows routed through one tree before the next tree
+
+
 @jit
 def route_values(
     X, entries, feature, threshold, missing_left, next_left, next_right, out
@@ -125,20 +147,28 @@ def route_values(
     """Leaf rank of every row of X in every tree (``out`` of shape (n, n_trees)).
 
     ``entries[b]`` is tree b's entry point, its node ids already offset into
-    the concatenated arrays (leaf codes are not offset).
+    the concatenated arrays (leaf codes are not offset). Blocks of rows go
+    through one tree after another, so that both the block and the tree stay
+    in cache.
     """
     n_trees = entries.shape[0]
-    for i in range(X.shape[0]):
+    for start in range(0, X.shape[0], _ROW_BLOCK):
+        stop = min(start + _ROW_BLOCK, X.shape[0])
         for b in range(n_trees):
-            node = entries[b]
-            while node >= 0:
-                value = X[i, feature[node]]
-                if np.isnan(value):
-                    go_left = missing_left[node] == 1
-                else:
-                    go_left = value <= threshold[node]
-                node = next_left[node] if go_left else next_right[node]
-            out[i, b] = -1 - node
+            entry = entries[b]
+            for i in range(start, stop):
+                node = entry
+                while node >= 0:
+                    value = X[i, feature[node]]
+                    if value <= threshold[node]:
+                        node = next_left[node]
+                    elif value > threshold[node]:
+                        node = next_right[node]
+                    elif missing_left[node] == 1:  # NaN
+                        node = next_left[node]
+                    else:
+                        node = next_right[node]
+                out[i, b] = -1 - node
 
 
 @jit
