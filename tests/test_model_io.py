@@ -132,7 +132,9 @@ def test_edited_array_is_refused(tmp_path, data):
     _rewrite_member(
         path, "arrays/rule_threshold.npy", lambda b: b[:-8] + np.float64(0.5).tobytes()
     )
-    with pytest.raises(ModelFileError, match=r"checksum of arrays/rule_threshold\.npy"):
+    with pytest.raises(
+        ModelFileError, match=r"arrays/rule_threshold\.npy does not match its checksum"
+    ):
         load_model(path)
 
 
@@ -149,7 +151,10 @@ def test_inconsistent_model_with_valid_checksums_is_refused(tmp_path, data):
     description["n_features_in"] = 2  # the rules use 4 features
     members["model.json"] = json.dumps(description).encode()
     manifest = json.loads(members["manifest.json"])
-    manifest["sha256"]["model.json"] = hashlib.sha256(members["model.json"]).hexdigest()
+    manifest["members"]["model.json"] = {
+        "size": len(members["model.json"]),
+        "sha256": hashlib.sha256(members["model.json"]).hexdigest(),
+    }
     members["manifest.json"] = json.dumps(manifest).encode()
     with zipfile.ZipFile(path, "w") as archive:
         for name, content in members.items():
