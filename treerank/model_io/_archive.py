@@ -75,7 +75,7 @@ DEFAULT_MAX_BYTES = 2**30
 MAX_MEMBERS = 4096
 #: Past this many decompressed bytes, a file may expand at most MAX_EXPANSION times.
 EXPANSION_FLOOR = 32 * 2**20
-MAX_EXPANSION = 200
+MAX_EXPANSION = 100
 #: Caps of a JSON member: bytes, nesting depth, number of arrays and objects.
 MAX_JSON_BYTES = 4 * 2**20
 MAX_JSON_DEPTH = 64
@@ -281,8 +281,10 @@ def write_archive(path, description, arrays, *, overwrite=True):
 class _BoundedReader:
     """Stream of one member: never past ``limit`` bytes, hashed as it is read."""
 
-    def __init__(self, handle, limit):
+    def __init__(self, handle, limit, overrun="decompresses to more bytes than the "
+                 "manifest declares"):
         self._handle = handle
+        self._overrun = overrun
         self.remaining = limit
         self.position = 0
         self.sha256 = hashlib.sha256()
@@ -300,7 +302,7 @@ class _BoundedReader:
             received += len(data)
         data = b"".join(parts)
         if len(data) > self.remaining:
-            raise _Refused("decompresses to more bytes than the manifest declares")
+            raise _Refused(self._overrun)
         self.remaining -= len(data)
         self.position += len(data)
         self.sha256.update(data)
@@ -441,13 +443,16 @@ def _check_budget(entries, file_size, max_bytes):
 
 
 def _read_json_member(archive, info, limit, expected_digest=None):
+    """Parse a JSON member: the manifest (no digest) or model.json (digest)."""
+    if expected_digest is None and info.file_size > limit:
+        raise _Refused(f"is larger than {limit} bytes")
     with archive.open(info) as handle:
-        reader = _BoundedReader(handle, limit)
-        data = reader.read(limit)
         if expected_digest is None:
-            if reader.read(1):
-                raise _Refused(f"is larger than {limit} bytes")
+            reader = _BoundedReader(handle, limit, f"is larger than {limit} bytes")
+            data = reader.read(limit + 1)
         else:
+            reader = _BoundedReader(handle, limit)
+            data = reader.read(limit)
             reader.check_end(expected_digest)
     return parse_json(data)
 
@@ -610,9 +615,12 @@ def read_archive(path, *, max_bytes=DEFAULT_MAX_BYTES):
         except ModelFileError:
             raise
         except Exception as exc:  # zlib.error, BadZipFile, EOFError, OSError, ...
-            where = "" if member is None else f" member {member} is damaged:"
+            problem = (
+                "not a readable treerank model file"
+                if member is None
+                else f"member {member} is damaged"
+            )
             raise ModelFileError(
-                f"{path}:{where} not a readable treerank model file "
-                f"({type(exc).__name__}: {exc})."
+                f"{path}: {problem} ({type(exc).__name__}: {exc})."
             ) from None
     return description, arrays
