@@ -31,6 +31,25 @@ def _mode(path):
     return stat.S_IMODE(os.stat(path).st_mode)
 
 
+def _write_and_fail(path, error, **kwargs):
+    with atomic_path(path, **kwargs) as tmp:
+        with open(tmp, "wb") as handle:
+            handle.write(b"partial")
+        raise error
+
+
+def _delete_and_fail(path):
+    with atomic_path(path) as tmp:
+        os.remove(tmp)
+        raise ValueError("writer failed")
+
+
+def _write_while_another_process_creates(path):
+    with atomic_write(path, overwrite=False) as handle:
+        handle.write("mine")
+        path.write_text("theirs")  # another process wins the race
+
+
 def _leftovers(directory):
     return sorted(p.name for p in directory.iterdir() if p.name.startswith(".tmp-"))
 
@@ -70,9 +89,7 @@ def test_content_replaces_the_old_file_only_on_success(tmp_path):
     path = tmp_path / "out.txt"
     path.write_text("old")
     with pytest.raises(RuntimeError, match="writer failed"):
-        with atomic_write(path) as handle:
-            handle.write("partial")
-            raise RuntimeError("writer failed")
+        _write_and_fail(path, RuntimeError("writer failed"))
     assert path.read_text() == "old"
     assert _leftovers(tmp_path) == []
     with atomic_write(path) as handle:
@@ -85,11 +102,7 @@ def test_content_replaces_the_old_file_only_on_success(tmp_path):
 def test_temporary_file_is_removed_after_keyboard_interrupt(tmp_path, overwrite):
     path = tmp_path / "out.bin"
     with pytest.raises(KeyboardInterrupt):
-        with atomic_path(path, overwrite=overwrite) as tmp:
-            assert os.path.exists(tmp)
-            with open(tmp, "wb") as handle:
-                handle.write(b"partial")
-            raise KeyboardInterrupt
+        _write_and_fail(path, KeyboardInterrupt(), overwrite=overwrite)
     assert not path.exists()
     assert _leftovers(tmp_path) == []
 
@@ -103,10 +116,8 @@ def test_temporary_file_is_removed_when_the_writer_deletes_or_replaces_it(tmp_pa
             handle.write(b"fresh")
     assert path.read_bytes() == b"fresh"
     # a writer that deletes it and fails
-    with pytest.raises(ValueError):
-        with atomic_path(path) as tmp:
-            os.remove(tmp)
-            raise ValueError
+    with pytest.raises(ValueError, match="writer failed"):
+        _delete_and_fail(path)
     assert path.read_bytes() == b"fresh"
     assert _leftovers(tmp_path) == []
 
@@ -161,9 +172,7 @@ def test_overwrite_false_is_exclusive_when_the_name_appears_meanwhile(tmp_path):
     """No check-then-replace race: a file created during the write is kept."""
     path = tmp_path / "out.txt"
     with pytest.raises(FileExistsError, match="already exists"):
-        with atomic_write(path, overwrite=False) as handle:
-            handle.write("mine")
-            path.write_text("theirs")  # another process wins the race
+        _write_while_another_process_creates(path)
     assert path.read_text() == "theirs"
     assert _leftovers(tmp_path) == []
 
@@ -207,9 +216,7 @@ def test_exclusive_create_without_hard_links(tmp_path, monkeypatch):
     assert path.read_text() == "first"
     path.unlink()
     with pytest.raises(FileExistsError):
-        with atomic_write(path, overwrite=False) as handle:
-            handle.write("second")
-            path.write_text("theirs")
+        _write_while_another_process_creates(path)
     assert path.read_text() == "theirs"
     assert _leftovers(tmp_path) == []
 

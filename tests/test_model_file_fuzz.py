@@ -29,8 +29,7 @@ from hypothesis import strategies as st
 from treerank import RankingForest, TreeRank
 from treerank.datasets import make_nested_squares
 from treerank.exceptions import ModelFileError
-from treerank.model_io import load_model, save_model
-from treerank.model_io import _archive
+from treerank.model_io import _archive, load_model, save_model
 from treerank.model_io._archive import read_archive, write_archive
 
 FUZZ = settings(
@@ -53,9 +52,7 @@ def models(tmp_path_factory):
     X_check, _ = make_nested_squares(300, random_state=1)
     fitted = {
         "tree": TreeRank(max_depth=3, random_state=0).fit(X, y),
-        "forest": RankingForest(n_estimators=3, max_depth=3, random_state=0).fit(
-            X, y
-        ),
+        "forest": RankingForest(n_estimators=3, max_depth=3, random_state=0).fit(X, y),
     }
     files = {}
     for name, model in fitted.items():
@@ -94,7 +91,7 @@ def _rebuild(data, edit=None, manifest_edit=None, recompute=True):
             entry["sha256"] = hashlib.sha256(content).hexdigest()
     if manifest_edit is not None:
         manifest_edit(manifest)
-    pairs = [("manifest.json", json.dumps(manifest).encode())] + list(members.items())
+    pairs = [("manifest.json", json.dumps(manifest).encode()), *members.items()]
     return _zip_bytes(pairs)
 
 
@@ -171,23 +168,51 @@ def _raw_zip(entries):
         offset = out.tell()
         out.write(
             struct.pack(
-                "<4sHHHHHIIIHH", b"PK\x03\x04", 20, 0, method, 0, 0x21, crc,
-                len(data), size, len(name), 0,
+                "<4sHHHHHIIIHH",
+                b"PK\x03\x04",
+                20,
+                0,
+                method,
+                0,
+                0x21,
+                crc,
+                len(data),
+                size,
+                len(name),
+                0,
             )
             + name
         )
         out.write(data)
         directory.write(
             struct.pack(
-                "<4sHHHHHHIIIHHHHHII", b"PK\x01\x02", 20, 20, 0, method, 0, 0x21,
-                crc, len(data), size, len(name), 0, 0, 0, 0, 0, offset,
+                "<4sHHHHHHIIIHHHHHII",
+                b"PK\x01\x02",
+                20,
+                20,
+                0,
+                method,
+                0,
+                0x21,
+                crc,
+                len(data),
+                size,
+                len(name),
+                0,
+                0,
+                0,
+                0,
+                0,
+                offset,
             )
             + name
         )
     cd_offset, cd = out.tell(), directory.getvalue()
     n = len(entries)
     out.write(cd)
-    out.write(struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, n, n, len(cd), cd_offset, 0))
+    out.write(
+        struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, n, n, len(cd), cd_offset, 0)
+    )
     return out.getvalue()
 
 
@@ -218,8 +243,13 @@ def _bomb(n_members, gib_each, manifest="true", zip_directory="true", header="tr
     """
     description = b'{"estimator": "TreeRank"}'
     n = gib_each * 2**30 // 8
-    stream = _deflate_zeros(_npy_header((100,) if header == "small" else (n,)), gib_each * 1024)
-    sizes = {"true": len(_npy_header((n,))) + 8 * n, "small": len(_npy_header((100,))) + 800}
+    stream = _deflate_zeros(
+        _npy_header((100,) if header == "small" else (n,)), gib_each * 1024
+    )
+    sizes = {
+        "true": len(_npy_header((n,))) + 8 * n,
+        "small": len(_npy_header((100,))) + 800,
+    }
     declared = {
         "model.json": {
             "size": len(description),
@@ -412,25 +442,46 @@ TAMPERING = {
         "unexpected member",
     ),
     "wrong format name": (
-        None, lambda m: m.update(format="zip"), True, "wrong format name",
+        None,
+        lambda m: m.update(format="zip"),
+        True,
+        "wrong format name",
     ),
     "old format version": (
-        None, lambda m: m.update(format_version=1), True, "format version 1",
+        None,
+        lambda m: m.update(format_version=1),
+        True,
+        "format version 1",
     ),
     "members not a table": (
-        None, lambda m: m.update(members=[]), True, "without a members table",
+        None,
+        lambda m: m.update(members=[]),
+        True,
+        "without a members table",
     ),
     "size is a bool": (
-        None, _manifest_entry("model.json", size=True), True, "invalid size",
+        None,
+        _manifest_entry("model.json", size=True),
+        True,
+        "invalid size",
     ),
     "size is negative": (
-        None, _manifest_entry("model.json", size=-1), True, "invalid size",
+        None,
+        _manifest_entry("model.json", size=-1),
+        True,
+        "invalid size",
     ),
     "size is wrong": (
-        None, _manifest_entry("model.json", size=3), True, "in the manifest",
+        None,
+        _manifest_entry("model.json", size=3),
+        True,
+        "in the manifest",
     ),
     "digest is not hex": (
-        None, _manifest_entry("model.json", sha256="z" * 64), True, "invalid checksum",
+        None,
+        _manifest_entry("model.json", sha256="z" * 64),
+        True,
+        "invalid checksum",
     ),
     "digest is wrong": (
         None,
@@ -469,16 +520,28 @@ TAMPERING = {
         "do not fill",
     ),
     "object dtype in header": (
-        _replace_header(descr="|O"), None, True, "has dtype object in its header",
+        _replace_header(descr="|O"),
+        None,
+        True,
+        "has dtype object in its header",
     ),
     "structured dtype in header": (
-        _replace_header(descr=[("a", "<f8")]), None, True, "in its header",
+        _replace_header(descr=[("a", "<f8")]),
+        None,
+        True,
+        "in its header",
     ),
     "fortran order": (
-        _replace_header(fortran_order=True), None, True, "in its header",
+        _replace_header(fortran_order=True),
+        None,
+        True,
+        "in its header",
     ),
     "not a npy": (
-        _replace_header(raw=b"PK\x03\x04garbage"), None, True, "is not a .npy",
+        _replace_header(raw=b"PK\x03\x04garbage"),
+        None,
+        True,
+        "is not a .npy",
     ),
     "npy version 3": (
         _replace_header(raw=b"\x93NUMPY\x03\x00" + b"\x00" * 8),
@@ -496,13 +559,22 @@ TAMPERING = {
     ),
     "NaN in model.json": (_set_description("x", "NaN"), None, True, "not valid JSON"),
     "Infinity in model.json": (
-        _set_description("x", "-Infinity"), None, True, "not valid JSON",
+        _set_description("x", "-Infinity"),
+        None,
+        True,
+        "not valid JSON",
     ),
     "1e999 in model.json": (
-        _set_description("n_features_in", "1e999"), None, True, "out of the float64",
+        _set_description("n_features_in", "1e999"),
+        None,
+        True,
+        "out of the float64",
     ),
     "deep nesting": (
-        _set_description("x", "[" * 1000 + "]" * 1000), None, True, "nested 1001 levels",
+        _set_description("x", "[" * 1000 + "]" * 1000),
+        None,
+        True,
+        "nested 1001 levels",
     ),
     "many containers": (
         _set_description("x", "[" + "[]," * 300_000 + "[]]"),
@@ -523,10 +595,16 @@ TAMPERING = {
         "not valid JSON",
     ),
     "model.json is a list": (
-        _json_member("model.json", lambda c: b"[]"), None, True, "not a JSON object",
+        _json_member("model.json", lambda c: b"[]"),
+        None,
+        True,
+        "not a JSON object",
     ),
     "manifest is a list": (
-        None, None, True, "wrong format name",
+        None,
+        None,
+        True,
+        "wrong format name",
     ),
 }
 
@@ -550,7 +628,7 @@ def test_tampered_files_are_refused_with_the_problem_named(models, tmp_path, cas
 
 def test_duplicate_members_are_refused(models, tmp_path):
     members = _read_members(models[0]["tree"][0])
-    pairs = list(members.items()) + [("model.json", members["model.json"])]
+    pairs = [*members.items(), ("model.json", members["model.json"])]
     _refused(_write(tmp_path, _zip_bytes(pairs)), r"duplicate members \['model.json'\]")
 
 
@@ -606,10 +684,10 @@ def test_writer_refuses_what_the_reader_would_refuse(tmp_path):
     path = tmp_path / "x.trk"
     with pytest.raises(ValueError, match="not plain JSON"):
         write_archive(path, {"x": float("nan")}, {})
+    deep = []
+    for _ in range(100):
+        deep = [deep]
     with pytest.raises(ValueError, match="nested"):
-        deep = []
-        for _ in range(100):
-            deep = [deep]
         write_archive(path, {"x": deep}, {})
     with pytest.raises(ValueError, match="dtype object"):
         write_archive(path, {}, {"x": np.array([None])})
@@ -623,8 +701,17 @@ def test_writer_refuses_what_the_reader_would_refuse(tmp_path):
 def test_round_trip_of_every_supported_dtype(tmp_path):
     arrays = {
         f"a_{dtype}": (np.arange(6) % 3).astype(dtype).reshape(2, 3)
-        for dtype in ["bool", "int8", "uint8", "int16", "uint32", "int64", "float16",
-                      "float32", "float64"]
+        for dtype in [
+            "bool",
+            "int8",
+            "uint8",
+            "int16",
+            "uint32",
+            "int64",
+            "float16",
+            "float32",
+            "float64",
+        ]
     }
     arrays["scalar"] = np.array(2.5)
     arrays["empty"] = np.zeros((0, 4))
@@ -662,7 +749,9 @@ def _corrupt(data, rng):
         del data[start : start + int(rng.integers(1, 65))]
     elif kind == 4:  # insert random bytes
         start = int(rng.integers(n))
-        data[start:start] = rng.integers(256, size=int(rng.integers(1, 17)), dtype=np.uint8).tobytes()
+        data[start:start] = rng.integers(
+            256, size=int(rng.integers(1, 17)), dtype=np.uint8
+        ).tobytes()
     elif kind == 5:  # zero a run
         start = int(rng.integers(n))
         length = int(rng.integers(1, 257))
@@ -758,18 +847,20 @@ def _set_at(value, path, new):
     kind=st.sampled_from(["tree", "forest"]),
     choice=st.integers(0, 10**6),
     new=_json_values(),
-    raw=st.booleans(),
+    in_model_json=st.booleans(),
 )
-def test_edited_json_with_recomputed_checksums(models, tmp_path_factory, kind, choice, new, raw):
+def test_edited_json_with_recomputed_checksums(
+    models, tmp_path_factory, kind, choice, new, in_model_json
+):
     """Valid checksums, edited content: refused, or loaded without a crash.
 
     Whether every inconsistent model is refused is the job of the structural
     validation in ``load_model`` (the decoders); here nothing but a
     ``ModelFileError`` may escape.
     """
-    files, X_check = models
+    files, _ = models
     data = files[kind][0]
-    member = "model.json" if raw else "manifest.json"
+    member = "model.json" if in_model_json else "manifest.json"
 
     def transform(content):
         value = json.loads(content)
@@ -798,7 +889,9 @@ def test_edited_json_with_recomputed_checksums(models, tmp_path_factory, kind, c
     dtype=st.sampled_from(["<f8", "<i8", "|b1", "<f4", "|O", "<U3", "<c8", "V8"]),
     declare=st.booleans(),
 )
-def test_edited_array_headers(models, tmp_path_factory, kind, choice, shape, dtype, declare):
+def test_edited_array_headers(
+    models, tmp_path_factory, kind, choice, shape, dtype, declare
+):
     """A header announcing another shape or dtype is refused before allocation."""
     files, _ = models
     data = files[kind][0]

@@ -281,8 +281,12 @@ def write_archive(path, description, arrays, *, overwrite=True):
 class _BoundedReader:
     """Stream of one member: never past ``limit`` bytes, hashed as it is read."""
 
-    def __init__(self, handle, limit, overrun="decompresses to more bytes than the "
-                 "manifest declares"):
+    def __init__(
+        self,
+        handle,
+        limit,
+        overrun="decompresses to more bytes than the manifest declares",
+    ):
         self._handle = handle
         self._overrun = overrun
         self.remaining = limit
