@@ -70,6 +70,16 @@ def test_files_get_the_permissions_of_the_umask(tmp_path, umask, mask, expected)
 
 
 @pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+def test_a_read_only_umask_still_lets_the_writer_write(tmp_path, umask):
+    """atomic_write writes through the descriptor that created the file."""
+    umask(0o277)
+    with atomic_write(tmp_path / "private.txt") as handle:
+        handle.write("secret")
+    assert _mode(tmp_path / "private.txt") == 0o400
+    assert (tmp_path / "private.txt").read_text() == "secret"
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
 def test_model_files_and_exports_are_readable_by_others(tmp_path, umask):
     from treerank.export import export_graphviz
     from treerank.model_io import save_model

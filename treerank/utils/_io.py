@@ -65,7 +65,8 @@ def _exists_error(path):
 
 
 def _fsync_file(path):
-    fd = os.open(path, os.O_RDONLY)
+    # Windows' _commit needs a writable descriptor; POSIX accepts a read-only one
+    fd = os.open(path, os.O_RDWR if os.name == "nt" else os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:
@@ -90,6 +91,7 @@ def _create_temporary(directory, name):
     """Create an empty, exclusive temporary file next to the destination.
 
     Created with mode ``0o666`` so that the umask applies, as for any new file.
+    Returns its path and an open, writable descriptor (the caller closes it).
     """
     tail = name[-_MAX_NAME_TAIL:]
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
@@ -100,8 +102,7 @@ def _create_temporary(directory, name):
             fd = os.open(tmp, flags, 0o666)
         except FileExistsError:  # pragma: no cover - 48 random bits
             continue
-        os.close(fd)
-        return tmp
+        return tmp, fd
     raise FileExistsError(  # pragma: no cover
         f"could not create a temporary file in {directory}"
     )
@@ -181,6 +182,36 @@ def atomic_path(path, *, overwrite=True):
     >>> open(path).read()
     'done'
     """
+    with _staged(path, overwrite) as stage:
+        stage.close()
+        yield stage.tmp
+        _fsync_file(stage.tmp)
+
+
+class _Stage:
+    """The temporary file of a write and its descriptor, closed exactly once."""
+
+    def __init__(self, tmp, fd):
+        self.tmp = tmp
+        self.fd = fd
+
+    def take_fd(self):
+        """Hand the descriptor over to a file object (which will close it)."""
+        fd, self.fd = self.fd, None
+        return fd
+
+    def close(self):
+        if self.fd is not None:
+            os.close(self.take_fd())
+
+
+@contextlib.contextmanager
+def _staged(path, overwrite):
+    """The common core: checks, temporary file, cleanup, publication, fsync.
+
+    Yields a :class:`_Stage`; the body writes the temporary file, closes or
+    takes over its descriptor, and flushes the file to disk.
+    """
     path = _check_path(path)
     if not isinstance(overwrite, bool):
         raise TypeError(f"overwrite must be a bool; got {overwrite!r}.")
@@ -198,14 +229,16 @@ def atomic_path(path, *, overwrite=True):
         raise IsADirectoryError(errno.EISDIR, "path is a directory", path)
     if not overwrite and os.path.lexists(path):
         raise _exists_error(path)  # early exit; the exclusive link decides
-    tmp = _create_temporary(directory, name)
+    stage = _Stage(*_create_temporary(directory, name))
     try:
-        yield tmp
-        _fsync_file(tmp)
-        _publish(tmp, path, overwrite)
+        yield stage
+        stage.close()
+        _publish(stage.tmp, path, overwrite)
     except BaseException:
         with contextlib.suppress(OSError):
-            os.remove(tmp)
+            stage.close()  # if the body did not get to close it
+        with contextlib.suppress(OSError):
+            os.remove(stage.tmp)
         raise
     _fsync_directory(directory)
 
@@ -244,7 +277,11 @@ def atomic_write(path, mode="w", *, overwrite=True, encoding="utf-8"):
     """
     if mode not in ("w", "wb"):
         raise ValueError(f"mode must be 'w' or 'wb'; got {mode!r}.")
-    with atomic_path(path, overwrite=overwrite) as tmp:
-        kwargs = {"encoding": encoding} if mode == "w" else {}
-        with open(tmp, mode, **kwargs) as handle:
+    kwargs = {"encoding": encoding} if mode == "w" else {}
+    with _staged(path, overwrite) as stage:
+        # written through the descriptor that created the file: works whatever
+        # permissions the umask gives it
+        with os.fdopen(stage.take_fd(), mode, **kwargs) as handle:
             yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
