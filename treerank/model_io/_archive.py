@@ -51,7 +51,7 @@ import zipfile
 import numpy as np
 
 from treerank.exceptions import ModelFileError
-from treerank.utils._io import atomic_path
+from treerank.utils._io import atomic_write
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -213,7 +213,7 @@ def _check_array(name, array):
 
 
 def write_archive(path, description, arrays, *, overwrite=True):
-    """Write a model archive atomically (see :func:`treerank.utils._io.atomic_path`).
+    """Write a model archive atomically (see :func:`treerank.utils._io.atomic_write`).
 
     Parameters
     ----------
@@ -252,8 +252,8 @@ def write_archive(path, description, arrays, *, overwrite=True):
             "sha256": hashlib.sha256(model_json).hexdigest(),
         }
     }
-    with atomic_path(path, overwrite=overwrite) as tmp:
-        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+    with atomic_write(path, "wb", overwrite=overwrite) as handle:
+        with zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_DEFLATED) as archive:
             archive.writestr(_DESCRIPTION, model_json)
             for name, array in checked.items():
                 member = f"arrays/{name}.npy"
