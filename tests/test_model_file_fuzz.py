@@ -921,3 +921,38 @@ def _outcome_or_refused(path, unchanged):
     else:
         with pytest.raises(ModelFileError):
             read_archive(path)
+
+
+# ----------------------------------------------------------------------
+# check_array: what the decoders ask of an array
+# ----------------------------------------------------------------------
+def test_check_array_names_the_array_and_the_problem():
+    from treerank.model_io._archive import check_array
+
+    arrays = {
+        "left": np.array([1, -1, -1]),
+        "big": np.array([2**40], dtype=np.uint64),
+        "x": np.array([0.5, np.nan]),
+        "m": np.zeros((2, 3)),
+    }
+    assert check_array(arrays, "left", kinds="i", bounds=(-1, 2)).tolist() == [
+        1,
+        -1,
+        -1,
+    ]
+    cases = [
+        ({"name": "nope", "kinds": "i"}, "the array nope is missing"),
+        ({"name": "left", "kinds": "bf"}, "holds integers .int64.; expected booleans"),
+        ({"name": "left", "kinds": "i", "ndim": 2}, r"shape \(3,\); expected 2 dim"),
+        ({"name": "m", "kinds": "f", "ndim": 2, "shape": (2, 4)}, r"expected \(2, 4\)"),
+        ({"name": "left", "kinds": "i", "bounds": (0, None)}, r"outside \[0, None\]"),
+        ({"name": "x", "kinds": "f", "finite": True}, "NaN or infinity"),
+        ({"name": "x", "kinds": "f", "bounds": (0, 1)}, "holds NaN"),
+        ({"name": "big", "kinds": "u", "dtype": np.int32}, "does not fit int32"),
+    ]
+    for kwargs, match in cases:
+        name = kwargs.pop("name")
+        with pytest.raises(ValueError, match=match):
+            check_array(arrays, name, **kwargs)
+    converted = check_array(arrays, "big", kinds="iu", dtype=np.int64)
+    assert converted.dtype == np.int64 and converted[0] == 2**40

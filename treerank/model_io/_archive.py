@@ -62,6 +62,7 @@ __all__ = [
     "MAX_JSON_BYTES",
     "MAX_JSON_DEPTH",
     "MAX_MEMBERS",
+    "check_array",
     "read_archive",
     "write_archive",
 ]
@@ -521,6 +522,101 @@ def _read_array_member(archive, info, entry):
     if declared_dtype.kind == "b" and np.any(array.view(np.uint8) > 1):
         raise _Refused("holds booleans other than 0 and 1")
     return array.reshape(declared_shape)
+
+
+_KIND_NAMES = {"b": "booleans", "i": "integers", "u": "integers", "f": "floats"}
+
+
+def check_array(
+    arrays, name, *, kinds, ndim=1, shape=None, finite=False, bounds=None, dtype=None
+):
+    """Take one array read by :func:`read_archive` and check what a decoder expects.
+
+    The archive layer guarantees plain dtypes and the declared shapes; what a
+    model needs of an array (its kind, its dimensions, finite values, index
+    bounds) is checked here, before the decoder uses it.
+
+    Parameters
+    ----------
+    arrays : dict of str to ndarray
+        The arrays returned by :func:`read_archive`.
+    name : str
+        The array to take.
+    kinds : str
+        Accepted dtype kinds among ``"b"`` (bool), ``"i"``, ``"u"`` (integers)
+        and ``"f"`` (floats).
+    ndim : int, default=1
+        Number of dimensions.
+    shape : tuple of (int or None), default=None
+        Expected length along each dimension (None: any).
+    finite : bool, default=False
+        Refuse NaN and infinity.
+    bounds : tuple of (number or None, number or None), default=None
+        Inclusive lower and upper bounds of the values.
+    dtype : dtype, default=None
+        Convert the array to this dtype (after the bounds are checked, so
+        that the conversion is exact for integers within them).
+
+    Returns
+    -------
+    array : ndarray
+
+    Raises
+    ------
+    ValueError
+        Naming the array and what is wrong (``load_model`` reports it as a
+        :class:`~treerank.exceptions.ModelFileError`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank.model_io._archive import check_array
+    >>> arrays = {"left": np.array([1, -1, -1])}
+    >>> check_array(arrays, "left", kinds="i", shape=(3,), bounds=(-1, 2))
+    array([ 1, -1, -1])
+    >>> check_array(arrays, "left", kinds="f")
+    Traceback (most recent call last):
+    ...
+    ValueError: the array left holds integers (int64); expected floats.
+    """
+    if name not in arrays:
+        raise ValueError(f"the array {name} is missing")
+    array = arrays[name]
+    if array.dtype.kind not in kinds:
+        expected = " or ".join(dict.fromkeys(_KIND_NAMES[k] for k in kinds))
+        raise ValueError(
+            f"the array {name} holds {_KIND_NAMES.get(array.dtype.kind, 'values')} "
+            f"({array.dtype}); expected {expected}."
+        )
+    if array.ndim != ndim or (
+        shape is not None
+        and any(n is not None and n != m for n, m in zip(shape, array.shape))
+    ):
+        raise ValueError(
+            f"the array {name} has shape {array.shape}; expected "
+            f"{tuple(shape) if shape is not None else f'{ndim} dimensions'}."
+        )
+    if finite and array.dtype.kind == "f" and not np.all(np.isfinite(array)):
+        raise ValueError(f"the array {name} holds NaN or infinity.")
+    if bounds is not None and array.size:
+        low, high = bounds
+        if array.dtype.kind == "f" and np.any(np.isnan(array)):
+            raise ValueError(f"the array {name} holds NaN.")
+        if (low is not None and array.min() < low) or (
+            high is not None and array.max() > high
+        ):
+            raise ValueError(
+                f"the array {name} holds values outside [{low}, {high}]: "
+                f"{array.min()} to {array.max()}."
+            )
+    if dtype is not None:
+        dtype = np.dtype(dtype)
+        if dtype.kind in "iu" and array.dtype.kind in "iu" and array.size:
+            info = np.iinfo(dtype)
+            if array.min() < info.min or array.max() > info.max:
+                raise ValueError(f"the array {name} does not fit {dtype}.")
+        array = array.astype(dtype, copy=False)
+    return array
 
 
 def _open_regular_file(path):
