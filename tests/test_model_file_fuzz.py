@@ -67,15 +67,32 @@ def _read_members(data):
         return {info.filename: archive.read(info) for info in archive.infolist()}
 
 
-def _zip_bytes(members, compression=zipfile.ZIP_DEFLATED):
-    """A zip of (name, bytes) pairs; duplicate names allowed."""
+def _sealed(data):
+    """End a zip without comment with the whole-file digest of model files.
+
+    Recomputing it is what a deliberate editor would do: the tests of the
+    deeper checks seal their hand-made archives.
+    """
+    assert data[-22:-18] == b"PK\x05\x06" and data[-2:] == b"\0\0"
+    body = data[:-2] + struct.pack("<H", 80) + b"treerank-sha256:"
+    return body + hashlib.sha256(body).hexdigest().encode()
+
+
+def _unsealed(data):
+    """The zip of a model file without its digest comment."""
+    assert data[-80:-64] == b"treerank-sha256:"
+    return data[:-82] + b"\0\0"
+
+
+def _zip_bytes(members, compression=zipfile.ZIP_DEFLATED, seal=True):
+    """A zip of (name, bytes) pairs (duplicate names allowed), sealed."""
     buffer = io.BytesIO()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # zipfile: duplicate name
         with zipfile.ZipFile(buffer, "w", compression=compression) as archive:
             for name, content in members:
                 archive.writestr(name, content)
-    return buffer.getvalue()
+    return _sealed(buffer.getvalue()) if seal else buffer.getvalue()
 
 
 def _rebuild(data, edit=None, manifest_edit=None, recompute=True):
@@ -160,7 +177,7 @@ def _deflate_zeros(prefix, n_mebibytes):
     return head + segment * n_mebibytes + tail
 
 
-def _raw_zip(entries):
+def _raw_zip(entries, seal=True):
     """A zip archive from (name, compressed data, method, crc, size) entries."""
     out, directory = io.BytesIO(), io.BytesIO()
     for name, data, method, crc, size in entries:
@@ -213,7 +230,7 @@ def _raw_zip(entries):
     out.write(
         struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, n, n, len(cd), cd_offset, 0)
     )
-    return out.getvalue()
+    return _sealed(out.getvalue()) if seal else out.getvalue()
 
 
 def _stored(name, content):
@@ -645,13 +662,13 @@ def test_encrypted_members_are_refused(models, tmp_path):
     data = bytearray(models[0]["tree"][0])
     members = _read_members(bytes(data))
     entries = [_stored(name, content) for name, content in members.items()]
-    raw = bytearray(_raw_zip(entries))
+    raw = bytearray(_raw_zip(entries, seal=False))
     # set the encryption bit in every central directory record
     position = raw.find(b"PK\x01\x02")
     while position >= 0:
         raw[position + 8] |= 1
         position = raw.find(b"PK\x01\x02", position + 4)
-    _refused(_write(tmp_path, bytes(raw)), "encrypted member")
+    _refused(_write(tmp_path, _sealed(bytes(raw))), "encrypted member")
 
 
 def test_booleans_other_than_0_and_1_are_refused(tmp_path):
@@ -667,12 +684,16 @@ def test_booleans_other_than_0_and_1_are_refused(tmp_path):
 def test_central_directory_limits(models, tmp_path):
     many = [_stored(f"arrays/a{k}.npy", b"") for k in range(_archive.MAX_MEMBERS + 1)]
     _refused(_write(tmp_path, _raw_zip(many), "many.trk"), "members, more than")
-    data = bytearray(models[0]["tree"][0])
+    data = bytearray(_unsealed(models[0]["tree"][0]))
     end = data.rfind(b"PK\x05\x06")
     zip64 = bytes(data[:end]) + b"PK\x06\x07" + b"\x00" * 16 + bytes(data[end:])
-    _refused(_write(tmp_path, zip64, "z64.trk"), "ZIP64")
+    _refused(_write(tmp_path, _sealed(zip64), "z64.trk"), "ZIP64")
     data[end + 12 : end + 16] = struct.pack("<I", 2**31)  # central directory size
-    _refused(_write(tmp_path, bytes(data), "cd.trk"), "central directory")
+    _refused(_write(tmp_path, _sealed(bytes(data)), "cd.trk"), "central directory")
+    # bytes appended after the digest, or a file without it
+    sealed = models[0]["tree"][0]
+    _refused(_write(tmp_path, sealed + b"\n", "tail.trk"), "no file digest")
+    _refused(_write(tmp_path, _unsealed(sealed), "bare.trk"), "no file digest")
 
 
 @pytest.mark.parametrize("content", [b"", b"PK\x05\x06", b"\x00" * 100])
@@ -773,25 +794,46 @@ def _outcome(path, reference, X_check):
     return "harmless"
 
 
-N_BYTE_CORRUPTIONS = 500  # per model kind
+N_BYTE_CORRUPTIONS = 500  # per model kind and test
 
 
 @pytest.mark.parametrize("kind", ["tree", "forest"])
-def test_random_byte_corruptions_are_refused_or_harmless(models, tmp_path, kind):
-    files, X_check = models
-    data, reference = files[kind]
+def test_random_byte_corruptions_are_all_refused(models, tmp_path, kind):
+    files, _ = models
+    data, _ = files[kind]
     rng = np.random.default_rng(15)
     path = tmp_path / "c.trk"
-    counts = {"refused": 0, "harmless": 0}
+    n_refused = 0
     start = time.perf_counter()
     for _ in range(N_BYTE_CORRUPTIONS):
         corrupted = _corrupt(data, rng)
         if corrupted == data:
             continue
         path.write_bytes(corrupted)
+        with pytest.raises(ModelFileError):
+            load_model(path)
+        n_refused += 1
+    print(f"{kind}: {n_refused} refused in {time.perf_counter() - start:.2f} s")
+    assert n_refused > 0.95 * N_BYTE_CORRUPTIONS
+
+
+@pytest.mark.parametrize("kind", ["tree", "forest"])
+def test_resealed_corruptions_are_refused_or_harmless(models, tmp_path, kind):
+    """Corrupt the zip, then recompute the file digest: the deeper checks act."""
+    files, X_check = models
+    data, reference = files[kind]
+    bare = _unsealed(data)
+    rng = np.random.default_rng(16)
+    path = tmp_path / "c.trk"
+    counts = {"refused": 0, "harmless": 0}
+    start = time.perf_counter()
+    for _ in range(N_BYTE_CORRUPTIONS):
+        corrupted = _corrupt(bare, rng)
+        if corrupted[-22:-18] != b"PK\x05\x06" or corrupted[-2:] != b"\0\0":
+            corrupted += b"PK\x05\x06" + bytes(18)  # it hit the end record
+        path.write_bytes(_sealed(corrupted))
         counts[_outcome(path, reference, X_check)] += 1
-    elapsed = time.perf_counter() - start
-    print(f"{kind}: {counts} in {elapsed:.2f} s")
+    print(f"{kind}: {counts} in {time.perf_counter() - start:.2f} s")
     assert counts["refused"] > 0.9 * N_BYTE_CORRUPTIONS
 
 

@@ -6,12 +6,17 @@ Layout of the archive (format version 2):
   wrote the file, and for every other member its decompressed size in bytes,
   its SHA-256 digest and, for an array, its dtype and shape;
 - ``model.json``: the model's description (plain JSON: no NaN or infinity);
-- ``arrays/<name>.npy``: numeric or boolean arrays in numpy's ``.npy`` format.
+- ``arrays/<name>.npy``: numeric or boolean arrays in numpy's ``.npy`` format;
+- the zip comment, at the very end of the file: ``treerank-sha256:`` followed
+  by the SHA-256 digest (64 hex digits) of every byte of the file before these
+  64 digits, so that any damage to the file (a flipped bit anywhere, a
+  truncation, appended bytes) is detected before anything else is read.
 
 The reader treats the file as hostile. It never unpickles and never imports
 anything named by the file, so a model file cannot run code; and it bounds
 the memory and time a damaged or malicious file can cost:
 
+- the file is at most ``max_bytes`` long and its whole-file digest matches;
 - the archive's central directory is checked (at most :data:`MAX_MEMBERS`
   members, no ZIP64, only stored or deflated members, no encryption, no
   duplicate or unexpected names) before the zip library parses it;
@@ -86,6 +91,10 @@ _MAX_CENTRAL_DIRECTORY = 2 * 2**20
 _MAX_NPY_HEADER = 4096
 _MAX_NDIM = 32
 _CHUNK = 2**20
+
+_SEAL_PREFIX = b"treerank-sha256:"
+_SEAL_LENGTH = len(_SEAL_PREFIX) + 64
+_END_RECORD = 22  # the zip end of central directory record, without comment
 
 _MANIFEST = "manifest.json"
 _DESCRIPTION = "model.json"
@@ -253,8 +262,9 @@ def write_archive(path, description, arrays, *, overwrite=True):
             "sha256": hashlib.sha256(model_json).hexdigest(),
         }
     }
-    with atomic_write(path, "wb", overwrite=overwrite) as handle:
-        with zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+    with atomic_write(path, "w+b", overwrite=overwrite) as output:
+        with zipfile.ZipFile(output, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+            archive.comment = _SEAL_PREFIX + b"0" * 64  # the digest goes here
             archive.writestr(_DESCRIPTION, model_json)
             for name, array in checked.items():
                 member = f"arrays/{name}.npy"
@@ -274,6 +284,30 @@ def write_archive(path, description, arrays, *, overwrite=True):
                 "members": entries,
             }
             archive.writestr(_MANIFEST, _dump_json(manifest, "manifest"))
+        _seal(output)
+
+
+def _file_digest(handle, length):
+    """SHA-256 of the first ``length`` bytes of a file, read in chunks."""
+    digest = hashlib.sha256()
+    handle.seek(0)
+    remaining = length
+    while remaining > 0:
+        data = handle.read(min(remaining, _CHUNK))
+        if not data:
+            break
+        digest.update(data)
+        remaining -= len(data)
+    return digest.hexdigest().encode()
+
+
+def _seal(handle):
+    """Write the digest of the whole file into its last 64 bytes (the comment)."""
+    handle.flush()
+    size = handle.seek(0, os.SEEK_END)
+    digest = _file_digest(handle, size - 64)
+    handle.seek(size - 64)
+    handle.write(digest)
 
 
 # ----------------------------------------------------------------------
@@ -329,20 +363,48 @@ class _BoundedReader:
             )
 
 
+def _check_seal(handle, file_size, max_bytes):
+    """The whole-file digest at the end of the file: any damage is caught here."""
+    if file_size > max_bytes:
+        raise _Refused(
+            f"is {file_size} bytes long, more than the limit of {max_bytes} bytes "
+            "(max_bytes)"
+        )
+    if file_size < _END_RECORD + _SEAL_LENGTH:
+        raise _Refused("is not a treerank model file (too short)")
+    handle.seek(file_size - _SEAL_LENGTH)
+    seal = handle.read(_SEAL_LENGTH)
+    if not (
+        seal.startswith(_SEAL_PREFIX)
+        and _SHA256.fullmatch(seal[len(_SEAL_PREFIX) :].decode("latin-1"))
+    ):
+        raise _Refused(
+            "is not a treerank model file, or its end is damaged or truncated "
+            "(no file digest at its end)"
+        )
+    if _file_digest(handle, file_size - 64) != seal[len(_SEAL_PREFIX) :]:
+        raise _Refused(
+            "is damaged or was modified: the digest of the file does not match "
+            "the one at its end (a flipped bit, a truncation or an edit)"
+        )
+
+
 def _check_central_directory(handle, file_size):
     """Refuse oversized or ZIP64 central directories before zipfile parses them."""
-    tail_size = min(file_size, 22 + 65535)
-    handle.seek(file_size - tail_size)
-    tail = handle.read(tail_size)
-    end = tail.rfind(b"PK\x05\x06")
-    if end < 0 or len(tail) - end < 22:
+    end = file_size - _SEAL_LENGTH - _END_RECORD
+    before = min(20, end)  # room for a ZIP64 locator before the end record
+    handle.seek(end - before)
+    record = bytes(20 - before) + handle.read(before + _END_RECORD)
+    if record[20:24] != b"PK\x05\x06":
         raise _Refused("is not a treerank model file (not a zip archive)")
-    n_entries, cd_size, cd_offset = struct.unpack("<HII", tail[end + 10 : end + 20])
-    if end >= 20 and tail[end - 20 : end - 16] == b"PK\x06\x07":
+    n_entries, cd_size, cd_offset, comment = struct.unpack("<HIIH", record[30:42])
+    if comment != _SEAL_LENGTH:
+        raise _Refused("is not a treerank model file (unexpected zip comment)")
+    if record[:4] == b"PK\x06\x07":
         raise _Refused("is a ZIP64 archive, which model files never are")
     if n_entries > MAX_MEMBERS:
         raise _Refused(f"has {n_entries} members, more than {MAX_MEMBERS}")
-    if cd_size > _MAX_CENTRAL_DIRECTORY or cd_offset >= file_size:
+    if cd_size > _MAX_CENTRAL_DIRECTORY or cd_offset + cd_size > end:
         raise _Refused("has an invalid or oversized central directory")
     handle.seek(0)
 
@@ -686,6 +748,7 @@ def read_archive(path, *, max_bytes=DEFAULT_MAX_BYTES):
         file_size = os.fstat(handle.fileno()).st_size
         member = None
         try:
+            _check_seal(handle, file_size, max_bytes)
             _check_central_directory(handle, file_size)
             with zipfile.ZipFile(handle) as archive:
                 infos = _check_members(archive.infolist())

@@ -91,10 +91,11 @@ def _create_temporary(directory, name):
     """Create an empty, exclusive temporary file next to the destination.
 
     Created with mode ``0o666`` so that the umask applies, as for any new file.
-    Returns its path and an open, writable descriptor (the caller closes it).
+    Returns its path and an open, readable and writable descriptor (the caller
+    closes it).
     """
     tail = name[-_MAX_NAME_TAIL:]
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     flags |= getattr(os, "O_BINARY", 0)
     for _ in range(100):
         tmp = os.path.join(directory, f".tmp-{secrets.token_hex(6)}-{tail}")
@@ -254,8 +255,9 @@ def atomic_write(path, mode="w", *, overwrite=True, encoding="utf-8"):
     ----------
     path : str or path-like
         Destination. Its directory must exist.
-    mode : {"w", "wb"}, default="w"
-        Text or binary.
+    mode : {"w", "wb", "w+b"}, default="w"
+        Text or binary; ``"w+b"`` can also read back what was written (for
+        instance to checksum it) before the file is published.
     overwrite : bool, default=True
         If False and ``path`` exists, raise ``FileExistsError``.
     encoding : str, default="utf-8"
@@ -275,8 +277,8 @@ def atomic_write(path, mode="w", *, overwrite=True, encoding="utf-8"):
     >>> open(path).read()
     'done'
     """
-    if mode not in ("w", "wb"):
-        raise ValueError(f"mode must be 'w' or 'wb'; got {mode!r}.")
+    if mode not in ("w", "wb", "w+b"):
+        raise ValueError(f"mode must be 'w', 'wb' or 'w+b'; got {mode!r}.")
     kwargs = {"encoding": encoding} if mode == "w" else {}
     with _staged(path, overwrite) as stage:
         # written through the descriptor that created the file: works whatever
