@@ -998,3 +998,51 @@ def test_check_array_names_the_array_and_the_problem():
             check_array(arrays, name, **kwargs)
     converted = check_array(arrays, "big", kinds="iu", dtype=np.int64)
     assert converted.dtype == np.int64 and converted[0] == 2**40
+
+
+# ----------------------------------------------------------------------
+# the JSON pre-scan
+# ----------------------------------------------------------------------
+def _depth(value):
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(v) for v in value), default=0)
+    return 0
+
+
+def _containers(value):
+    if isinstance(value, dict):
+        return 1 + sum(_containers(v) for v in value.values())
+    if isinstance(value, list):
+        return 1 + sum(_containers(v) for v in value)
+    return 0
+
+
+_TRICKY_TEXT = st.text(alphabet='[]{}"\\ab\n\u00e9', max_size=6)
+
+
+@FUZZ
+@given(
+    value=st.recursive(
+        st.one_of(st.none(), st.integers(), _TRICKY_TEXT),
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=3),
+            st.dictionaries(_TRICKY_TEXT, inner, max_size=3),
+        ),
+        max_leaves=12,
+    ),
+    ascii_only=st.booleans(),
+)
+def test_json_prescan_is_exact_on_valid_json(value, ascii_only):
+    """Brackets, quotes and backslashes inside strings do not fool the depth count."""
+    data = json.dumps(value, ensure_ascii=ascii_only).encode()
+    assert _archive._json_shape(data) == (_depth(value), _containers(value))
+
+
+def test_json_prescan_is_linear_on_unterminated_escapes():
+    """A string of 2 MiB of escaped quotes, never closed (quadratic for a naive
+    scanner that restarts at every quote: hours at this size)."""
+    data = b'{"a": "' + b'\\"' * 2**20
+    with pytest.raises(_archive._Refused, match="not valid JSON"):
+        _archive.parse_json(data)

@@ -102,7 +102,9 @@ _ARRAY_NAME = re.compile(r"[A-Za-z0-9_.]{1,200}")
 _ARRAY_MEMBER = re.compile(r"arrays/([A-Za-z0-9_.]{1,200})\.npy")
 _DTYPE = re.compile(r"\|b1|[<>|][iu][1248]|[<>|]f[248]")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
-_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+# a JSON string, or an unterminated one running to the end: the optional closing
+# quote keeps the scan linear (a failed match would restart at every quote)
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
 
 
 class _Refused(Exception):
@@ -112,24 +114,35 @@ class _Refused(Exception):
 # ----------------------------------------------------------------------
 # JSON
 # ----------------------------------------------------------------------
-def _check_json_shape(data):
-    """Refuse JSON nested too deeply or with too many containers, before parsing."""
+def _json_shape(data):
+    """Nesting depth and number of arrays and objects of JSON text, before parsing.
+
+    Exact for valid JSON (brackets inside strings are skipped); linear time
+    whatever the input.
+    """
     skeleton = _JSON_STRING.sub(b'""', data)
     codes = np.frombuffer(skeleton, dtype=np.uint8)
     opening = (codes == ord("[")) | (codes == ord("{"))
     closing = (codes == ord("]")) | (codes == ord("}"))
     n_containers = int(np.count_nonzero(opening))
+    if not n_containers:
+        return 0, 0
+    depth = int(np.max(np.cumsum(opening.astype(np.int32) - closing)))
+    return depth, n_containers
+
+
+def _check_json_shape(data):
+    """Refuse JSON nested too deeply or with too many containers, before parsing."""
+    depth, n_containers = _json_shape(data)
     if n_containers > MAX_JSON_CONTAINERS:
         raise _Refused(
             f"holds {n_containers} JSON arrays and objects, more than "
             f"{MAX_JSON_CONTAINERS}"
         )
-    if n_containers:
-        depth = int(np.max(np.cumsum(opening.astype(np.int64) - closing)))
-        if depth > MAX_JSON_DEPTH:
-            raise _Refused(
-                f"is JSON nested {depth} levels deep, more than {MAX_JSON_DEPTH}"
-            )
+    if depth > MAX_JSON_DEPTH:
+        raise _Refused(
+            f"is JSON nested {depth} levels deep, more than {MAX_JSON_DEPTH}"
+        )
 
 
 def _unique_keys(pairs):
