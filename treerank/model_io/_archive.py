@@ -65,6 +65,7 @@ __all__ = [
     "FORMAT_VERSION",
     "MAX_EXPANSION",
     "MAX_JSON_BYTES",
+    "MAX_JSON_CONTAINERS",
     "MAX_JSON_DEPTH",
     "MAX_MEMBERS",
     "check_array",
