@@ -1,7 +1,9 @@
 """Model files: exact round trips, refusal of corrupted or edited files."""
 
+import hashlib
 import json
 import pickle
+import struct
 import zipfile
 
 import numpy as np
@@ -102,13 +104,25 @@ def test_existing_file_is_not_overwritten_when_asked(tmp_path, data):
     assert path.read_text() == "keep me"
 
 
+def _write_sealed(path, members):
+    """Rewrite a model file from its members, with a recomputed file digest.
+
+    The digest at the end of the file catches any damage first; the tests of
+    the member checks recompute it, as someone editing the file would.
+    """
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, content in members.items():
+            archive.writestr(name, content)
+    data = path.read_bytes()
+    body = data[:-2] + struct.pack("<H", 80) + b"treerank-sha256:"
+    path.write_bytes(body + hashlib.sha256(body).hexdigest().encode())
+
+
 def _rewrite_member(path, member, transform):
     with zipfile.ZipFile(path) as archive:
         members = {name: archive.read(name) for name in archive.namelist()}
     members[member] = transform(members[member])
-    with zipfile.ZipFile(path, "w") as archive:
-        for name, content in members.items():
-            archive.writestr(name, content)
+    _write_sealed(path, members)
 
 
 def test_hand_edited_file_is_refused(tmp_path, data):
@@ -133,14 +147,14 @@ def test_edited_array_is_refused(tmp_path, data):
     _rewrite_member(
         path, "arrays/rule_threshold.npy", lambda b: b[:-8] + np.float64(0.5).tobytes()
     )
-    with pytest.raises(ModelFileError, match=r"checksum of arrays/rule_threshold\.npy"):
+    with pytest.raises(
+        ModelFileError, match=r"arrays/rule_threshold\.npy does not match its checksum"
+    ):
         load_model(path)
 
 
 def test_inconsistent_model_with_valid_checksums_is_refused(tmp_path, data):
     """Even with recomputed digests, an inconsistent model does not load."""
-    import hashlib
-
     X, y, _ = data
     path = tmp_path / "m.trk"
     save_model(TreeRank(random_state=0).fit(X, y), path)
@@ -150,11 +164,12 @@ def test_inconsistent_model_with_valid_checksums_is_refused(tmp_path, data):
     description["n_features_in"] = 2  # the rules use 4 features
     members["model.json"] = json.dumps(description).encode()
     manifest = json.loads(members["manifest.json"])
-    manifest["sha256"]["model.json"] = hashlib.sha256(members["model.json"]).hexdigest()
+    manifest["members"]["model.json"] = {
+        "size": len(members["model.json"]),
+        "sha256": hashlib.sha256(members["model.json"]).hexdigest(),
+    }
     members["manifest.json"] = json.dumps(manifest).encode()
-    with zipfile.ZipFile(path, "w") as archive:
-        for name, content in members.items():
-            archive.writestr(name, content)
+    _write_sealed(path, members)
     with pytest.raises(ModelFileError, match="inconsistent model"):
         load_model(path)
 

@@ -303,6 +303,29 @@ def test_bad_inputs(small_problem):
         )
 
 
+def test_no_ranking_learned_is_an_error_not_zero_instability():
+    """On 3 rows every tree is a single leaf: instability is undefined, not 0."""
+    X, y = np.array([[0.0], [1.0], [2.0]]), np.array([0, 1, 1])
+    with pytest.raises(ValueError, match="scored all 3 reference points equally"):
+        bootstrap_stability(TreeRank(), X, y, n_bootstrap=5, random_state=0)
+    # identical reference points cannot be ranked by any scorer
+    X_big, y_big = make_nested_squares(100, random_state=0)
+    with pytest.raises(ValueError, match="identical reference points"):
+        bootstrap_stability(
+            LogisticRegression(),
+            X_big,
+            y_big,
+            X_reference=np.zeros((4, 2)),
+            n_bootstrap=3,
+            random_state=0,
+        )
+    # a scorer that does rank the 3 rows is measured as usual
+    result = bootstrap_stability(
+        FixedLinearScorer(coef=(1.0,)), X, y, n_bootstrap=3, random_state=0
+    )
+    assert result.estimate == 0.0
+
+
 def test_jackknife_needs_three_replicates(small_problem):
     X, y, _ = small_problem
     result = bootstrap_stability(

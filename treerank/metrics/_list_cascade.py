@@ -41,6 +41,11 @@ from treerank.metrics._ties import rank_lists
 
 __all__ = ["err_score", "reciprocal_rank"]
 
+# Exact labels use big-integer powers 2**max_grade up to this grade; above it the
+# stopping probabilities of all but the top grades underflow anyway, and the
+# float path (stable for any grade) is used.
+_MAX_EXACT_GRADE = 4096
+
 
 def _rank_weights(position, k, exact):
     """``1 / position`` for ranks up to ``k`` (all ranks if ``k`` is None), else 0."""
@@ -156,7 +161,9 @@ def err_score(
     -------
     score : float or Fraction
         ERR of the list or mean over queries (a Fraction for exact integer
-        grades and integer ``max_grade``).
+        grades and an integer ``max_grade`` of at most 4096; floats otherwise,
+        computed as ``1 - R = 1 - (2**(g - max_grade) - 2**-max_grade)`` so
+        that no grade overflows).
     per_query : ndarray of shape (n_queries,)
         Only if ``return_per_query``.
 
@@ -194,7 +201,12 @@ def err_score(
     )
     y = inputs.y
     p = inputs.options["max_grade"]
-    exact = inputs.exact and float(p).is_integer() and _is_integral(y)
+    exact = (
+        inputs.exact
+        and float(p).is_integer()
+        and p <= _MAX_EXACT_GRADE
+        and _is_integral(y)
+    )
     y_float = y.astype(np.float64)
     ranked = rank_lists(
         inputs.groups, inputs.y_score, ties=inputs.options["ties"], goodness=y_float
@@ -204,7 +216,8 @@ def err_score(
         grades = y_float[ranked.order].astype(np.int64).astype(object)  # big ints
         x = int_ratio(scale - (2**grades - 1), np.full(grades.shape, scale), True)
     else:
-        x = 1.0 - (np.exp2(y_float[ranked.order]) - 1.0) / np.exp2(p)
+        # 1 - (2**y - 1) / 2**p without overflow for large grades
+        x = 1.0 - (np.exp2(y_float[ranked.order] - p) - np.exp2(-p))
     weights = _rank_weights(ranked.position, inputs.options["k"], exact)
     stop_terms = _block_stop_terms(x, ranked, exact)
     values = _cascade_values(x, weights, stop_terms, ranked)

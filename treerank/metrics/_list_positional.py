@@ -24,8 +24,10 @@ from treerank.metrics._list_common import int_ratio, summarize_queries
 from treerank.metrics._list_validation import check_list_inputs
 from treerank.metrics._positional import (
     auc_weight,
+    check_finite_value,
     dcg_discount,
     eru_weight,
+    gain_shift,
     gain_values,
     precision_weight,
     recall_weight,
@@ -43,6 +45,12 @@ __all__ = [
 ]
 
 
+_DCG_ADVICE = (
+    "DCG is not scale-free: use ndcg_score (which is), gain='linear', or smaller "
+    "relevance grades."
+)
+
+
 def _as_float(y):
     return y.astype(np.float64) if y.dtype == object else y
 
@@ -51,6 +59,30 @@ def _rank(inputs, goodness):
     return rank_lists(
         inputs.groups, inputs.y_score, ties=inputs.options["ties"], goodness=goodness
     )
+
+
+def _list_gains(y, inputs):
+    """Gains of every row, scaled by ``2**-shift`` per list, and the shifts.
+
+    The shift of a list is 0 unless its gains could overflow a sum (a gain
+    above ``2**960``, e.g. ``2**1100 - 1``); scaling by a power of two is exact.
+    """
+    gain, groups = inputs.options["gain"], inputs.groups
+    magnitude = y if gain == "exp2" else np.abs(y)
+    top = np.maximum.reduceat(magnitude[groups.order], groups.starts)
+    shift = gain_shift(top, gain)
+    return gain_values(y, gain, shift[groups.index]), shift
+
+
+def _summarize_finite(values, inputs, metric, advice):
+    """``summarize_queries``, with a clear error if a value or the mean overflows."""
+    check_finite_value(values, metric, advice)
+    with np.errstate(over="ignore"):
+        result = summarize_queries(values, inputs)
+    check_finite_value(
+        result[0] if isinstance(result, tuple) else result, metric, advice
+    )
+    return result
 
 
 def _positional_sums(utility_ranked, weights, ranked):
@@ -158,8 +190,11 @@ def dcg_score(
     y = _as_float(inputs.y)
     ranked = _rank(inputs, y)
     weights = dcg_discount(ranked.position, inputs.options["k"])
-    gains = gain_values(y[ranked.order], inputs.options["gain"])
-    return summarize_queries(_positional_sums(gains, weights, ranked), inputs)
+    gains, shift = _list_gains(y, inputs)
+    scaled = _positional_sums(gains[ranked.order], weights, ranked)
+    with np.errstate(over="ignore"):
+        values = scaled * np.exp2(shift)
+    return _summarize_finite(values, inputs, "dcg_score", _DCG_ADVICE)
 
 
 def _ideal_dcg(gains, groups, k):
@@ -252,7 +287,8 @@ def ndcg_score(
     y = _as_float(inputs.y)
     k = inputs.options["k"]
     ranked = _rank(inputs, y)
-    gains = gain_values(y, inputs.options["gain"])
+    # both DCG and IDCG of a list are scaled by the same power of two
+    gains, _ = _list_gains(y, inputs)
     dcg = _positional_sums(
         gains[ranked.order], dcg_discount(ranked.position, k), ranked
     )
@@ -477,9 +513,13 @@ def expected_rank_utility(
     )
     y = _as_float(inputs.y)
     ranked = _rank(inputs, y)
-    utility = np.maximum(y[ranked.order] - inputs.options["neutral"], 0.0)
-    weights = eru_weight(ranked.position, inputs.options["half_life"])
-    return summarize_queries(_positional_sums(utility, weights, ranked), inputs)
+    with np.errstate(over="ignore", invalid="ignore"):
+        utility = np.maximum(y[ranked.order] - inputs.options["neutral"], 0.0)
+        weights = eru_weight(ranked.position, inputs.options["half_life"])
+        values = _positional_sums(utility, weights, ranked)
+    return _summarize_finite(
+        values, inputs, "expected_rank_utility", "Rescale the grades and neutral."
+    )
 
 
 def list_auc(

@@ -51,8 +51,10 @@ from treerank.utils.validation import check_scores
 __all__ = [
     "PositionalMetric",
     "auc_weight",
+    "check_finite_value",
     "dcg_discount",
     "eru_weight",
+    "gain_shift",
     "gain_values",
     "precision_weight",
     "recall_weight",
@@ -140,19 +142,86 @@ def eru_weight(position, half_life):
     return np.exp2(-(np.asarray(position) - 1.0) / (half_life - 1.0))
 
 
-def gain_values(y, gain):
-    """DCG gain of grades: ``2**y - 1`` (``"exp2"``) or ``y`` (``"linear"``).
+# Gains of a list are scaled by 2**-shift when they could overflow: the largest
+# scaled gain is then at most 2**_MAX_GAIN_EXPONENT, so that sums of up to 2**62
+# discounted gains stay finite. Lists with smaller gains have shift 0 and their
+# gains are computed exactly as without scaling.
+_MAX_GAIN_EXPONENT = 960
+_DCG_ADVICE = (
+    "DCG is not scale-free: use NDCG (which is), gain='linear', or smaller "
+    "relevance grades."
+)
+
+
+def gain_shift(top, gain):
+    """Scaling exponent of the gains of lists whose largest grade is ``top``.
+
+    Parameters
+    ----------
+    top : array-like
+        Largest grade of every list (``"exp2"``) or largest absolute grade
+        (``"linear"``).
+    gain : {"exp2", "linear"}
+
+    Returns
+    -------
+    shift : ndarray of float64
+        A non-negative integer per list, 0 unless a gain exceeds ``2**960``.
+
+    Examples
+    --------
+    >>> from treerank.metrics._positional import gain_shift
+    >>> gain_shift([3.0, 1100.0], "exp2")
+    array([  0., 140.])
+    """
+    top = np.asarray(top, dtype=np.float64)
+    if gain == "exp2":
+        exponent = np.ceil(top)
+    else:
+        exponent = np.frexp(top)[1].astype(np.float64)
+    return np.maximum(exponent - _MAX_GAIN_EXPONENT, 0.0)
+
+
+def gain_values(y, gain, shift=0.0):
+    """DCG gain of grades, ``2**y - 1`` (``"exp2"``) or ``y`` (``"linear"``).
+
+    Multiplied by ``2**-shift`` (exactly, and without overflow in between):
+    ``2**(y - shift) - 2**-shift`` and ``y * 2**-shift``. With the default
+    ``shift=0`` these are the plain gains.
 
     Examples
     --------
     >>> from treerank.metrics._positional import gain_values
     >>> gain_values(np.array([0.0, 1.0, 3.0]), "exp2")
     array([0., 1., 7.])
+    >>> gain_values(np.array([1100.0, 1099.0]), "exp2", shift=140.0)
+    array([9.74...e+288, 4.87...e+288])
     """
     y = np.asarray(y, dtype=np.float64)
+    shift = np.asarray(shift, dtype=np.float64)
     if gain == "exp2":
-        return np.exp2(y) - 1.0
-    return y
+        return np.exp2(y - shift) - np.exp2(-shift)
+    return y * np.exp2(-shift)
+
+
+def check_finite_value(value, metric, advice):
+    """Raise a clear error instead of returning an overflowed (inf or NaN) value.
+
+    Examples
+    --------
+    >>> from treerank.metrics._positional import check_finite_value
+    >>> check_finite_value(np.array([1.0, 2.0]), "dcg", "")
+    >>> check_finite_value(np.array([np.inf]), "dcg", "Use ndcg.")
+    Traceback (most recent call last):
+    ...
+    ValueError: dcg overflows float64 (a value exceeds 1.8e+308). Use ndcg.
+    """
+    values = np.asarray(value)
+    if values.dtype != object and not np.all(np.isfinite(values)):
+        raise ValueError(
+            f"{metric} overflows float64 (a value exceeds "
+            f"{np.finfo(np.float64).max:.2g}). {advice}".rstrip()
+        )
 
 
 # ---------------------------------------------------------------------------
@@ -225,7 +294,13 @@ def _result(value):
         return value
     if isinstance(value, numbers.Integral):
         return Fraction(int(value))
-    return float(value)
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(
+            f"The value of the measure is {value}: it overflows float64 (the sum of "
+            "the weighted utilities exceeds 1.8e+308) or the utility is not finite."
+        )
+    return value
 
 
 def _tie_classes(values, atol):
@@ -390,6 +465,8 @@ class PositionalMetric:
             )
         if u.dtype != object:
             u = u.astype(np.float64)
+            if not np.all(np.isfinite(u)):
+                raise ValueError("utility(y) returned NaN or infinity.")
         return u
 
     def offset(self, y):
@@ -435,7 +512,8 @@ class PositionalMetric:
         ranking = _check_ranking(ranking, self.n_items)
         u = self.utility(y)
         phi = self._phi_for(u)
-        return _result(self.offset(y) + np.sum(phi * u[ranking]))
+        with np.errstate(over="ignore", invalid="ignore"):  # checked by _result
+            return _result(self.offset(y) + np.sum(phi * u[ranking]))
 
     def value_from_scores(self, y, scores, ties="average"):
         """Value of the ranking by decreasing scores.
@@ -471,7 +549,8 @@ class PositionalMetric:
         goodness = np.asarray([float(v) for v in u.tolist()])
         ranked = rank_lists(groups, scores, ties=ties, goodness=goodness)
         phi_bar = tie_averaged(self._phi_for(u), ranked)
-        return _result(self.offset(y) + np.sum(u[ranked.order] * phi_bar))
+        with np.errstate(over="ignore", invalid="ignore"):  # checked by _result
+            return _result(self.offset(y) + np.sum(u[ranked.order] * phi_bar))
 
     # -- distributions ------------------------------------------------------
 
@@ -693,7 +772,10 @@ class PositionalMetric:
 
         def utility(y):
             y = check_list_inputs(y, metric="dcg", n_items=n_items).y
-            return gain_values(y, gain)
+            with np.errstate(over="ignore"):
+                u = gain_values(y, gain)
+            check_finite_value(u, "The DCG gain", _DCG_ADVICE)
+            return u
 
         return cls(phi, utility)
 
@@ -729,7 +811,10 @@ class PositionalMetric:
 
         def utility(y):
             y = check_list_inputs(y, metric="ndcg", n_items=n_items).y
-            g = gain_values(y, gain)
+            y = np.asarray(y, dtype=np.float64)
+            top = np.max(y if gain == "exp2" else np.abs(y))
+            # the ratio does not depend on a common scale of the gains
+            g = gain_values(y, gain, gain_shift(top, gain))
             ideal = float(np.sum(phi * np.sort(g)[::-1]))
             if ideal == 0:
                 return np.zeros(n_items)

@@ -411,6 +411,8 @@ def load_model(path, *, with_metadata=False):
             raise ValueError("metadata must be a JSON object")
     except ModelFileError:
         raise
-    except (KeyError, TypeError, ValueError, IndexError) as exc:
-        raise ModelFileError(f"{path} describes an inconsistent model: {exc}") from None
+    except Exception as exc:  # hostile content: every failure is the file's
+        raise ModelFileError(
+            f"{path} describes an inconsistent model ({type(exc).__name__}: {exc})"
+        ) from None
     return (model, metadata) if with_metadata else model

@@ -381,6 +381,13 @@ def bootstrap_stability(
     sample: how much the estimate would move with other bootstrap draws. It
     does not include the variability of the data set itself.
 
+    **Degenerate inputs.** If every replicate scores all the reference points
+    equally (for instance a tree fitted on a handful of rows is a single
+    leaf), no ranking was learned and a ``ValueError`` is raised: the mean
+    distance would be 0, which would read as perfect stability. When only
+    some replicates are constant, the distances are computed as usual (a pair
+    tied by one scorer only counts 1/2).
+
     **Cost.** B fits and B scorings of the reference sample (and of the
     evaluation rows), then B(B - 1)/2 distances in O(m log^2 m) each, for m
     reference points; no m x m matrix is formed.
@@ -490,6 +497,16 @@ def bootstrap_stability(
     )
 
     reference_scores = [result[0] for result in results]
+    if all(np.all(scores == scores[0]) for scores in reference_scores):
+        raise ValueError(
+            f"Every one of the {n_bootstrap} replicates of "
+            f"{type(estimator).__name__} scored all {n_reference} reference points "
+            "equally: no ranking was learned (too few samples, "
+            f"n_samples={n_samples}, for the estimator to split or fit anything, or "
+            "identical reference points), so the instability of the rankings is "
+            "undefined rather than 0. Use more data, a less constrained estimator "
+            "or other reference points."
+        )
     pairwise = np.zeros((n_bootstrap, n_bootstrap))
     for b in range(n_bootstrap):
         for c in range(b + 1, n_bootstrap):
