@@ -464,6 +464,7 @@ def write_report(records, wanted, meta, models, path, n_folds):
     versions = sorted({key[3] for key in wanted})
     lines.append("Code: " + "; ".join(f"`{v}`" for v in versions) + ".")
     lines.append("")
+    summary_at = len(lines)  # the summary is inserted here at the end
 
     # data sets
     lines.append("## Data sets")
@@ -539,6 +540,7 @@ def write_report(records, wanted, meta, models, path, n_folds):
                     )
                 )
         rows.append(row)
+    table = ranks = None
     if full:
         table = np.array([[mean_auc(n, m) for m in model_labels] for n in full])
         ranks = np.array([stats.rankdata(-row) for row in table])
@@ -630,6 +632,7 @@ def write_report(records, wanted, meta, models, path, n_folds):
     )
     lines.append("")
     rows = []
+    fit_ratio = {}
     for m in model_labels:
         total = reference = 0.0
         ratios, largest = [], (0.0, "")
@@ -647,6 +650,7 @@ def write_report(records, wanted, meta, models, path, n_folds):
             largest = max(largest, (t_own, n))
         if not ratios:
             continue
+        fit_ratio[m] = total / reference
         rows.append(
             (
                 m,
@@ -732,6 +736,45 @@ def write_report(records, wanted, meta, models, path, n_folds):
         )
         + "."
     )
+    if full:
+        summary = [
+            "## Summary",
+            "",
+            f"Over the {len(full)} data sets where every model has all its folds: "
+            "mean test AUC, mean rank (1 is best), the number of data sets where "
+            f"the model is the best, its wins/ties/losses against {REFERENCE} "
+            "(paired test below) and its total fit time relative to "
+            f"{REFERENCE}'s.",
+            "",
+        ]
+        rows = []
+        for j, m in enumerate(model_labels):
+            rows.append(
+                (
+                    m,
+                    f"{table[:, j].mean():.4f}",
+                    f"{ranks[:, j].mean():.2f}",
+                    int((ranks[:, j] == ranks.min(axis=1)).sum()),
+                    ""
+                    if m == REFERENCE or REFERENCE not in model_labels
+                    else wins_ties_losses(m, REFERENCE),
+                    f"{fit_ratio[m]:.2f}" if m in fit_ratio else "",
+                )
+            )
+        summary.append(
+            markdown_table(
+                [
+                    "model",
+                    "mean AUC",
+                    "mean rank",
+                    "best on",
+                    f"vs {REFERENCE}",
+                    "fit time ratio",
+                ],
+                rows,
+            )
+        )
+        lines[summary_at:summary_at] = [*summary, ""]
     environment = (
         f"Python {platform.python_version()}, numpy {np.__version__}, "
         f"{_peer_fingerprint()}, "
