@@ -567,7 +567,11 @@ DATASETS.update(
         "yeast3": _keel_spec("yeast3", "protein localization ME3 (vs the rest)"),
         "flare-F": _keel_spec("flare-F", "solar flare class F (vs the rest)"),
         "vehicle0": _keel_spec("vehicle0", "vehicle silhouette is a van"),
-        "pima": _keel_spec("pima", "diabetes test positive"),
+        "pima": _keel_spec(
+            "pima",
+            "diabetes test positive (zeros of Plas, Pres, Skin, Insu and Mass, "
+            "missing values in disguise, are kept as they are)",
+        ),
         "ecoli1": _keel_spec("ecoli1", "protein localization im (vs the rest)"),
         "haberman": _keel_spec("haberman", "patient died within 5 years of surgery"),
         "glass1": _keel_spec(

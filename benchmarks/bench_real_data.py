@@ -171,6 +171,9 @@ def parse_model(text):
         raise ValueError(f"model {text!r}: expected a constructor call")
     classes = _estimator_classes()
     _build_call(tree.body, classes)  # validate now, not in the middle of a run
+    for node in ast.walk(tree.body):  # one spelling per model: sorted keywords
+        if isinstance(node, ast.Call):
+            node.keywords.sort(key=lambda keyword: keyword.arg)
     spec = ast.unparse(tree.body)
     ours = classes[tree.body.func.id][1]
 

@@ -64,11 +64,11 @@ def test_named_models_and_expressions():
     label, spec, factory, ours = bench.parse_model(
         'TreeRank( max_depth = 4, leafrank=LeafRank(max_depth=2, criterion="gini"))'
     )
-    assert (
-        label
-        == spec
-        == ("TreeRank(max_depth=4, leafrank=LeafRank(max_depth=2, criterion='gini'))")
+    # one spelling per model: keywords sorted, quotes and spaces normalized
+    canonical = (
+        "TreeRank(leafrank=LeafRank(criterion='gini', max_depth=2), max_depth=4)"
     )
+    assert label == spec == canonical
     tree = factory()
     assert isinstance(tree, TreeRank) and isinstance(tree.leafrank, LeafRank)
     assert tree.max_depth == 4 and tree.leafrank.max_depth == 2
