@@ -50,7 +50,7 @@ class ProgressBar:
     >>> for _ in range(20):
     ...     bar.update()
     >>> lines = log.getvalue().splitlines()
-    >>> len(lines), lines[-1][:39]
+    >>> len(lines), lines[-1][:40]
     (11, 'fitting [##############################]')
     >>> "\\r" in log.getvalue()
     False
