@@ -376,7 +376,7 @@ def test_control_characters_from_data_are_escaped(tmp_path, capsys):
     status, _, err = _run(["score", model, other], capsys)
     assert status == 1 and "\x1b" not in err and "\\x1b[31mred\\r\\x1b[0m" in err
     bad = tmp_path / "bad.csv"
-    bad.write_text(f"{evil},x2,label\n1,\x1b[2J,0\n3,4,1\n")
+    bad.write_text("\x1b[31mred,x2,label\n1,\x1b[2J,0\n3,4,1\n")
     status, _, err = _run(["fit", bad, "--target", "label", "--out", "z"], capsys)
     assert status == 1 and "\x1b" not in err and "'\\x1b[2J' is not a number" in err
 

@@ -181,7 +181,10 @@ class CsvSource:
     def _read_header(self):
         raw = self._stream.readline()
         line = raw.decode("utf-8").rstrip("\r\n")
-        header = next(csv.reader([line], delimiter=self.delimiter))
+        try:
+            header = next(csv.reader([line], delimiter=self.delimiter))
+        except csv.Error as exc:
+            raise CsvError(f"{self.name}, line 1: malformed header ({exc}).") from None
         header = [name.strip() for name in header]
         if any(name == "" for name in header):
             raise CsvError(
@@ -268,7 +271,14 @@ class CsvSource:
             # with too many, which the parser reports (then checked below)
             return blob, len(lines), False
         text = blob.decode("utf-8", errors="replace")
-        records = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
+        reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+        try:
+            records = list(reader)
+        except csv.Error as exc:
+            raise CsvError(
+                f"{self.name}, line {first_line + reader.line_num - 1}: malformed "
+                f"line ({exc})."
+            ) from None
         kept, blank_at = 0, None
         line = first_line
         for record in records:
@@ -362,9 +372,11 @@ class CsvSource:
                 # a line with too many fields: find it and say where
                 self._check_structure_slow(lines, first_line)
                 raise
-            if frame.shape[0] != n_kept:  # pragma: no cover - checked above
+            if frame.shape[0] != n_kept:
                 raise CsvError(
-                    f"{self.name}: unexpected structure near line {first_line}."
+                    f"{self.name}, lines {first_line} to {first_line + len(lines) - 1}"
+                    f": {n_kept} rows were expected but {frame.shape[0]} were read (a "
+                    "carriage return or an unbalanced quote inside a field?)."
                 )
             out = {}
             for j, name in zip(numeric, columns):
