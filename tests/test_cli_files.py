@@ -400,8 +400,8 @@ def test_every_library_error_is_a_message_not_a_traceback(
 
 def test_help_shows_the_defaults(capsys):
     for command, expected in [
-        ("fit", ["(default: 6)", "(default: tree)", "(default: 100000)"]),
-        ("score", ["(default: -)", "(default: 100000)"]),
+        ("fit", ["(default: 6)", "(default: tree)", "(default: 10000)"]),
+        ("score", ["(default: -)", "(default: 10000)"]),
         ("stability", ["(default: 20)", "(default: median)"]),
     ]:
         with pytest.raises(SystemExit) as info:

@@ -82,9 +82,9 @@ def _add_input_options(parser):
     parser.add_argument(
         "--chunk-size",
         type=_positive_int,
-        default=100_000,
+        default=10_000,
         metavar="ROWS",
-        help="rows read at a time",
+        help="rows read (and scored) at a time: memory is bounded by the chunk",
     )
 
 
