@@ -50,7 +50,9 @@ def _patients(n, *, random_state, empty_feature=False):
     return "\n".join(lines) + "\n", X, y
 
 
-def test_end_to_end_semicolons_ids_stdin_stdout_and_modes(tmp_path):
+def test_end_to_end_semicolons_ids_stdin_stdout_and_modes(
+    tmp_path, capsys, monkeypatch
+):
     """The issue's "done when": a real CSV through fit and score, every mistake."""
     text, _, _ = _patients(800, random_state=0)
     train = tmp_path / "train.csv"
@@ -98,6 +100,7 @@ def test_end_to_end_semicolons_ids_stdin_stdout_and_modes(tmp_path):
     _MODES.update(modes)
 
     # mistakes: message and exit status
+    monkeypatch.chdir(tmp_path)
     binary = tmp_path / "data.bin"
     binary.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
     cases = [
@@ -117,8 +120,14 @@ def test_end_to_end_semicolons_ids_stdin_stdout_and_modes(tmp_path):
         (["fit", train, "--target", "label"], 2, "required: --out"),
         (["score", model, train, "--chunk-size", "0"], 2, "must be a positive"),
     ]
+    # in-process (each a fresh run of the same entry point); argparse's own
+    # usage errors exit with SystemExit(2)
     for args, expected_status, message in cases:
-        status, _, err = _cli(args, cwd=tmp_path)
+        try:
+            status = main([str(a) for a in args])
+        except SystemExit as exit_:
+            status = exit_.code
+        err = capsys.readouterr().err
         assert (status, message in err) == (expected_status, True), (args, err)
         assert "Traceback" not in err
     assert not (tmp_path / "no").exists()
