@@ -38,13 +38,16 @@ from treerank.model_io import save_model
 
 N_FEATURES = 20
 
+# peak memory: VmHWM of the process's own address space (ru_maxrss would
+# include the parent's resident set at fork, which Linux keeps across exec)
 _MEASURE = """
-import resource, sys, time
+import time
 start = time.perf_counter()
 {body}
 elapsed = time.perf_counter() - start
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(f"{{elapsed}} {{peak}}")
+with open("/proc/self/status") as status:
+    peak = next(int(line.split()[1]) for line in status if line.startswith("VmHWM"))
+print(f"{{elapsed}} {{peak / 1024}}")
 """
 
 _CLI = """

@@ -15,6 +15,7 @@ read as NaN; a value that is not a number is an error.
 
 import csv
 import io
+import itertools
 import os
 import sys
 
@@ -246,13 +247,15 @@ class CsvSource:
 
     # -- chunks ---------------------------------------------------------------
     def _next_lines(self, n_rows):
-        lines, quotes = [], 0
-        while len(lines) < n_rows or quotes % 2:
-            line = self._stream.readline()
-            if not line:
-                break
-            lines.append(line)
-            quotes += line.count(b'"')  # a quoted field may span lines
+        lines = list(itertools.islice(self._stream, n_rows))
+        if lines and b"".join(lines).count(b'"') % 2:
+            # a quoted field spans lines: read on until the quotes balance
+            quotes = 1
+            for line in self._stream:
+                lines.append(line)
+                quotes += line.count(b'"')
+                if quotes % 2 == 0:
+                    break
         return lines
 
     def _check_structure(self, lines, first_line):
