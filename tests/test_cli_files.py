@@ -450,3 +450,19 @@ def test_mkdir_creates_the_folder_when_asked(tmp_path, capsys, model_file):
     assert status == 1 and not (tmp_path / "new").exists()
     status, _, err = _run(["score", model, train, "--out", out, "--mkdir"], capsys)
     assert status == 0 and out.exists(), err
+
+
+def test_score_rows_are_valid_csv_with_exact_floats():
+    from treerank.cli._commands import format_rows
+
+    rng = np.random.default_rng(0)
+    values = rng.normal(size=200) * 10.0 ** rng.integers(-300, 300, 200)
+    ids = np.array(
+        ["plain", "a,b", 'say "hi"', "two\nlines", "tab\there", *map(str, range(195))],
+        dtype=object,
+    )
+    text = format_rows([ids], [values])
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    assert [row[0] for row in rows] == list(ids)
+    np.testing.assert_array_equal([float(row[1]) for row in rows], values)
+    assert format_rows([["x"], ["y"]], []) == "x,y\n"

@@ -204,9 +204,33 @@ def _score_columns(args, source, metadata):
     return features, ids, outputs
 
 
-def cmd_score(args):
-    import pandas as pd
+def _csv_field(text):
+    if any(c in text for c in ',"\r\n'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
 
+
+def format_rows(text_columns, float_columns):
+    """CSV lines of text columns (quoted as needed) then floats (exact repr).
+
+    ``repr`` of a float is the shortest text that reads back to the same
+    float, so the scores written are the scores computed, bit for bit.
+    """
+    columns = []
+    for column in text_columns:
+        items = [str(item) for item in column]
+        if any(c in "".join(items) for c in ',"\r\n'):
+            items = [_csv_field(item) for item in items]
+        columns.append(items)
+    columns += [
+        list(map(repr, np.asarray(c, dtype=float).tolist())) for c in float_columns
+    ]
+    if not columns:
+        return ""
+    return "\n".join(map(",".join, zip(*columns))) + "\n"
+
+
+def cmd_score(args):
     check_output(args.out, force=args.force, mkdir=args.mkdir)
     model, metadata = _load(args.model)
     n_rows = 0
@@ -229,14 +253,11 @@ def cmd_score(args):
                         else None
                     )
                     raise _missing_hint(exc, source.name, where) from None
-                table = {name: columns[name] for name in ids}
-                table["score"] = scores
-                if proba is not None:
-                    table["probability"] = proba
-                pd.DataFrame(table, columns=[*ids, *outputs]).to_csv(
-                    handle, header=header, index=False, lineterminator="\n"
-                )
-                header = False
+                if header:
+                    handle.write(format_rows([[name] for name in [*ids, *outputs]], []))
+                    header = False
+                numbers = [scores] if proba is None else [scores, proba]
+                handle.write(format_rows([columns[name] for name in ids], numbers))
                 n_rows += X.shape[0]
             if header:
                 raise CsvError(f"{source.name} has a header but no data rows.")
