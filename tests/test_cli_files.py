@@ -437,10 +437,14 @@ def test_usage_errors_exit_2(args, capsys):
     assert info.value.code == 2
 
 
-def test_model_from_stdin_is_a_usage_error(tmp_path, capsys):
+def test_model_from_stdin_or_to_stdout_is_a_usage_error(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     path = tmp_path / "x.csv"
     path.write_text("a,b\n1,2\n")
     assert _run(["score", "-", path], capsys)[0] == 2
+    status, _, err = _run(["fit", path, "--target", "b", "--out", "-"], capsys)
+    assert status == 2 and "cannot be written to standard output" in err
+    assert not (tmp_path / "-").exists()
 
 
 def test_mkdir_creates_the_folder_when_asked(tmp_path, capsys, model_file):

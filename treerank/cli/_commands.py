@@ -132,6 +132,10 @@ def _read(args):
 def cmd_fit(args):
     from treerank.model_io import save_model
 
+    if args.out == "-":
+        raise _usage_error(
+            "a model file cannot be written to standard output: give --out FILE."
+        )
     check_output(args.out, force=args.force, mkdir=args.mkdir)
     model = _build_model(args)
     name, data = _read(args)
