@@ -97,7 +97,8 @@ def test_column_transformer_pipeline_round_trip_bit_identical(tmp_path):
             ("columns", columns),
             ("scale", MaxAbsScaler()),
             ("rank", TreeRank(random_state=0)),
-        ]
+        ],
+        memory=str(tmp_path / "cache"),  # a folder of this machine
     ).fit(frame, y)
     loaded = _round_trip(model, tmp_path / "columns.trk")
     new, _ = _frame(300, random_state=1)
@@ -111,7 +112,7 @@ def test_column_transformer_pipeline_round_trip_bit_identical(tmp_path):
         model[0].get_feature_names_out()
     )
     # runtime settings are not taken from the file
-    assert loaded[0].n_jobs is None
+    assert loaded[0].n_jobs is None and loaded.memory is None
 
 
 def test_a_column_transformer_alone(tmp_path):
@@ -208,6 +209,12 @@ def _step(description, index):
                 ["mean_", {"array": "../../etc/passwd"}]
             ),
             "missing array",
+        ),
+        (
+            lambda d: _step(d, 0)["object"]["state"].append(
+                ["__class__", {"numpy_type": "float64"}]
+            ),
+            "attribute names \\['__class__'\\] are not allowed",
         ),
         (
             lambda d: _step(d, 0)["object"]["state"].append(["x", {"list": [1, 2]}]),

@@ -13,7 +13,8 @@ output folder is only created with ``--mkdir``; ``-`` (the default of
 
 Exit status: 0 on success, 1 for bad data or a bad file (unreadable, missing,
 malformed, an existing output), 2 for bad usage (unknown option, invalid
-option value, options that do not go together). Every message names the file
+option value, options that do not go together); 130 when interrupted
+(Ctrl-C). Every message names the file
 and, for data errors, the line and the column; text taken from data is printed
 with control characters escaped.
 """

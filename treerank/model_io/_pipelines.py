@@ -29,7 +29,9 @@ Loading looks every class name up in :data:`TRUSTED_TYPES` (an unknown name is
 refused, by name, before anything is built), builds the object without
 calling its constructor and gives it its state with ``__setstate__`` (so
 scikit-learn warns when the file was written by another version of it).
-Runtime settings are not taken from the file: ``n_jobs`` is reset to None.
+Runtime settings are not taken from the file: ``n_jobs`` and a Pipeline's
+``memory`` are reset to None; attribute names must be identifiers without
+leading double underscores.
 """
 
 # Authors: The treerank developers
@@ -98,7 +100,8 @@ _NUMPY_TYPES = {
         "float64",
     )
 }
-_RUNTIME_SETTINGS = {"n_jobs": None}
+# settings of the machine, not of the model: never taken from a file
+_RUNTIME_SETTINGS = {"n_jobs": None, "memory": None}
 _MAX_DEPTH = 64
 
 
@@ -410,6 +413,9 @@ class _Decoder:
                 "RankingForest."
             )
         state = self._tag_dict(body["state"], f"{where}({name})", depth)
+        bad = [key for key in state if key.startswith("__") or not key.isidentifier()]
+        if bad:
+            raise ValueError(f"{where}: attribute names {bad[:3]} are not allowed.")
         for key, default in _RUNTIME_SETTINGS.items():
             if key in state:
                 state[key] = default
