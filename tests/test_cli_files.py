@@ -470,3 +470,25 @@ def test_score_rows_are_valid_csv_with_exact_floats():
     assert [row[0] for row in rows] == list(ids)
     np.testing.assert_array_equal([float(row[1]) for row in rows], values)
     assert format_rows([["x"], ["y"]], []) == "x,y\n"
+
+
+def test_the_reader_streams_its_input():
+    """One chunk of a 20 MB input reads about the chunk plus a 1 MB buffer."""
+    from treerank.cli._csv import CsvSource
+
+    X = np.random.default_rng(0).normal(size=(50_000, 20))
+    buffer = io.BytesIO()
+    header = ",".join(f"x{j}" for j in range(20))
+    np.savetxt(buffer, X, delimiter=",", header=header, comments="", fmt="%.17g")
+    size = buffer.tell()
+    buffer.seek(0)
+    assert size > 15_000_000
+    source = CsvSource("-", stdin=buffer)
+    names = source.header
+    chunks = source.chunks(names, n_rows=1000)
+    first_line, columns = next(chunks)
+    assert first_line == 2
+    np.testing.assert_array_equal(columns["x3"], X[:1000, 3])
+    assert buffer.tell() < 3_000_000  # not the whole input
+    rest = sum(c["x0"].shape[0] for _, c in chunks)
+    assert rest == 49_000
