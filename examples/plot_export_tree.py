@@ -31,18 +31,21 @@ print(f"{tree.n_leaves_} leaves, training AUC {tree.tree_.auc():.4f}")
 # %%
 # The partition and the tree
 # --------------------------
-# On the left, each region of the plane is coloured by the rank of its leaf
-# (green = ranked first); the positives are the black crosses. The true
-# regression function is constant on concentric square rings, most positive at
-# the centre: the tree finds the rings with unions of axis-parallel boxes.
-# On the right, the tree with its leaves in rank order, each node coloured by
-# its fraction of positives and sized by its number of training points.
-fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.8))
-plot_partition(tree, X[:600], y[:600], feature_names=["u", "v"], ax=left)
-left.set_title("Ranking regions (green = best)")
-plot_tree(tree, ax=right)
-right.set_title("The ranking tree, leaves best first")
-fig.tight_layout()
+# Each region of the plane is coloured by the rank of its leaf (green = ranked
+# first); the positives are the black crosses. The true regression function is
+# constant on concentric square rings, most positive at the centre: the tree
+# finds the rings with unions of axis-parallel boxes.
+fig, ax = plt.subplots(figsize=(5.5, 4.8))
+plot_partition(tree, X[:600], y[:600], feature_names=["u", "v"], ax=ax)
+ax.set_title("Ranking regions (green = best)")
+
+# %%
+# The tree itself: leaves in rank order (``leaf 0`` is ranked first), internal
+# nodes by id (``n3``), each internal node with the rule that sends points to
+# its better (left) child, each node with its numbers of positives and
+# negatives, coloured by its fraction of positives and sized by its number of
+# training points. Without ``ax``, the figure is sized for the tree.
+plot_tree(tree, feature_names=["u", "v"])
 
 # %%
 # Text

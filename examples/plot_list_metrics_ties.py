@@ -5,12 +5,14 @@ List metrics when scores are tied
 
 A scorer that gives several items of a list the same score (a ranking tree
 gives one score per leaf) does not define one ranking but many. treerank's
-list metrics take a tie policy: ``"average"`` (the default) is the exact
-expected value over uniformly random orders of the tied items,
-``"pessimistic"`` and ``"optimistic"`` the worst and best orders, ``"stable"``
-the input order. We check the average against random tie-breaking, watch the
-three policies separate as scores get coarser, and look at the policy for
-lists without any relevant item.
+list metrics take a tie policy: ``"average"`` (the default, except for
+``average_precision_score``, which follows scikit-learn's step convention
+``"threshold"`` unless told otherwise) is the exact expected value over
+uniformly random orders of the tied items, ``"pessimistic"`` and
+``"optimistic"`` the worst and best orders, ``"stable"`` the input order. We
+check the average against random tie-breaking, watch the three policies
+separate as scores get coarser, and look at the policy for lists without any
+relevant item.
 """
 
 # Authors: The treerank developers

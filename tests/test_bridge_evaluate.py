@@ -34,7 +34,7 @@ NAMED = {
     "err@4": (err_score, {"max_grade": 4, "k": 4}, False),
     "eru": (expected_rank_utility, {}, False),
     "pd": (pairwise_disagreement, {}, False),
-    "map": (average_precision_score, {}, True),
+    "map": (average_precision_score, {"ties": "average"}, True),
     "p@5": (precision_at_k, {"k": 5}, True),
     "r@5": (recall_at_k, {"k": 5}, True),
     "mrr": (reciprocal_rank, {}, True),
@@ -185,7 +185,7 @@ def test_bipartite_metrics_without_qid():
     )
     assert result.means["tpr@0.1"] == pytest.approx(tpr_at_fpr(relevant, scores, 0.1))
     assert result.means["map"] == pytest.approx(
-        average_precision_score(relevant, scores)
+        average_precision_score(relevant, scores, ties="average")
     )
     assert result.per_query is None and result.query_ids is None
     assert result.n_queries is None and result.ci is None

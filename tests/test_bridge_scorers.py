@@ -42,7 +42,7 @@ def _ndcg10(y, s, q):
 
 
 def _map(y, s, q):
-    return average_precision_score((y >= 1).astype(int), s, qid=q)
+    return average_precision_score((y >= 1).astype(int), s, qid=q, ties="average")
 
 
 def test_cross_validate_with_grouped_folds(data):

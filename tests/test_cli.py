@@ -57,7 +57,8 @@ def test_fit_score_export_round_trip(tmp_path, train_csv, capsys, model):
         for i, row in enumerate(X_new):
             writer.writerow([i, row[1], row[0]])
     scores_csv = tmp_path / "scores.csv"
-    assert _run(["score", out, new_csv, "--out", scores_csv], capsys)[0] == 0
+    status = _run(["score", out, new_csv, "--out", scores_csv, "--proba"], capsys)[0]
+    assert status == 0
     with open(scores_csv) as handle:
         rows = list(csv.DictReader(handle))
     np.testing.assert_array_equal(
@@ -92,7 +93,11 @@ def test_string_target_with_positive_label(tmp_path, capsys):
     status, _, err = _run(
         ["fit", path, "--target", "label", "--out", tmp_path / "m"], capsys
     )
-    assert status == 2 and "is not numeric; pass --positive" in err
+    assert (
+        status == 1
+        and "is not numeric (values such as ['healthy', 'sick']); pass --positive"
+        in err
+    )
     status, _, _ = _run(
         [
             "fit",
@@ -133,14 +138,23 @@ def test_stability_command(tmp_path, train_csv, capsys):
         (
             "x1,x2,label\n1,abc,0\n3,4,1\n",
             "label",
-            "non-numeric value 'abc' in column 'x2'",
+            "line 2, column 'x2': 'abc' is not a number",
         ),
-        ("x1,x2,label\n1,,0\n3,4,1\n", "label", "missing value in column 'x2'"),
+        (
+            "x1,x2,label\n1,,0\n3,4,1\n",
+            "label",
+            "line 2, column 'x2': missing value",
+        ),
+        ("x1,x2,label\n1,inf,0\n3,4,1\n", "label", "infinite value 'inf'"),
+        ("x1,x2,label\n1,2,\n3,4,1\n", "label", "line 2, column 'label': missing"),
         ("x1,x2,label\n1,2,1\n3,4,1\n", "label", "single class"),
         ("x1,x2,label\n1,2,0\n3,4,1\n5,6,2\n", "label", "has 3 distinct values"),
-        ("x1,x2,label\n1,2,0\n3,4\n", "label", "line 3: 2 fields"),
+        ("x1,x2,label\n1,2,0\n3,4\n", "label", "line 3: 2 fields, but the"),
+        ("x1,x2,label\n1,2,0\n3,4,1,5\n", "label", "line 3: 4 fields, but the"),
+        ("x1,x2,label\n1,2,0\n\n3,4,1\n", "label", "line 3: empty line"),
         ("x1,x1,label\n1,2,0\n3,4,1\n", "label", "duplicate column names"),
         ("label\n0\n1\n", "label", "no feature column"),
+        ("x1,x2,label\n1,2,0\n3,4,1\n", "x9", "has no column 'x9'"),
     ],
 )
 def test_fit_bad_input(tmp_path, capsys, content, target, message):
@@ -148,7 +162,7 @@ def test_fit_bad_input(tmp_path, capsys, content, target, message):
     path.write_text(content)
     out = tmp_path / "m.trk"
     status, _, err = _run(["fit", path, "--target", target, "--out", out], capsys)
-    assert status == 2
+    assert status == 1
     assert message in err
     assert not out.exists()
 
@@ -157,7 +171,7 @@ def test_missing_input_file(tmp_path, capsys):
     status, _, err = _run(
         ["fit", tmp_path / "nope.csv", "--target", "y", "--out", tmp_path / "m"], capsys
     )
-    assert status == 2 and "no such file" in err
+    assert status == 1 and "nope.csv: no such file" in err
 
 
 def test_outputs_are_not_overwritten_without_force(tmp_path, train_csv, capsys):
@@ -165,7 +179,7 @@ def test_outputs_are_not_overwritten_without_force(tmp_path, train_csv, capsys):
     out = tmp_path / "m.trk"
     out.write_text("previous")
     status, _, err = _run(["fit", path, "--target", "label", "--out", out], capsys)
-    assert status == 2 and "already exists (use --force" in err
+    assert status == 1 and "already exists (use --force" in err
     assert out.read_text() == "previous"
     status, _, _ = _run(
         ["fit", path, "--target", "label", "--out", out, "--force"], capsys
@@ -174,7 +188,7 @@ def test_outputs_are_not_overwritten_without_force(tmp_path, train_csv, capsys):
     scores = tmp_path / "scores.csv"
     scores.write_text("keep")
     status, _, err = _run(["score", out, path, "--out", scores], capsys)
-    assert status == 2 and "already exists" in err and scores.read_text() == "keep"
+    assert status == 1 and "already exists" in err and scores.read_text() == "keep"
 
 
 def test_score_errors(tmp_path, train_csv, capsys):
@@ -184,15 +198,16 @@ def test_score_errors(tmp_path, train_csv, capsys):
     other = tmp_path / "other.csv"
     other.write_text("x1,z\n1,2\n")
     status, _, err = _run(["score", model, other, "--out", tmp_path / "s.csv"], capsys)
-    assert status == 2 and "lacks the model's feature columns ['x2']" in err
+    assert status == 1 and "lacks the model's feature columns ['x2']" in err
     broken = tmp_path / "broken.trk"
     broken.write_bytes(b"garbage")
     status, _, err = _run(["score", broken, path, "--out", tmp_path / "s.csv"], capsys)
-    assert status == 2 and "is not a treerank model file" in err
+    assert status == 1 and "is not a treerank model file" in err
     status, _, err = _run(["export", model, "--tree", "3"], capsys)
     assert status == 2 and "--tree applies to forests only" in err
     status, _, err = _run(["export", model, "--format", "png"], capsys)
     assert status == 2 and "needs --out" in err
+    assert not list(tmp_path.glob("s.csv*"))
 
 
 def test_demo_writes_report_plots_and_graphs(tmp_path, capsys):

@@ -111,15 +111,16 @@ def test_all_relevant_list():
     assert math.isnan(list_auc(y, np.arange(4.0), empty=np.nan))
 
 
-def test_ties_default_is_the_average_over_tie_orders():
+def test_ties_average_is_the_average_over_tie_orders():
     y = [1, 0, 0, 1]
     scores = [0.5, 0.5, 0.5, 0.5]  # every order of the 4 items is equally likely
     orders = [np.array(p, float) for p in itertools.permutations(range(4))]
     expected = np.mean([average_precision_score(y, -o) for o in orders])
-    assert average_precision_score(y, scores) == pytest.approx(expected)
-    assert average_precision_score(y, scores) == average_precision_score(
-        y, scores, ties="average"
+    assert average_precision_score(y, scores, ties="average") == pytest.approx(
+        expected
     )
+    # the default is scikit-learn's: one threshold, every item at precision 2/4
+    assert average_precision_score(y, scores) == 0.5
 
 
 def test_k_larger_than_the_list_is_the_whole_list():
@@ -325,10 +326,14 @@ def test_non_integer_relevance_is_accepted_by_graded_metrics():
 
 @pytest.mark.parametrize("function", ALL_METRICS, ids=lambda f: f.__name__)
 def test_common_signature(function):
-    """(y_true, y_score, *, qid=None, ties="average", empty=0.0, return_per_query)."""
+    """(y_true, y_score, *, qid=None, ties="average", empty=0.0, return_per_query).
+
+    ``average_precision_score`` defaults to scikit-learn's ``ties="threshold"``.
+    """
     parameters = inspect.signature(function).parameters
     assert list(parameters)[:2] == ["y_true", "y_score"]
-    expected = {"qid": None, "ties": "average", "empty": 0.0, "return_per_query": False}
+    ties = "threshold" if function is average_precision_score else "average"
+    expected = {"qid": None, "ties": ties, "empty": 0.0, "return_per_query": False}
     for name, default in expected.items():
         assert parameters[name].kind is inspect.Parameter.KEYWORD_ONLY
         assert parameters[name].default == default

@@ -94,7 +94,7 @@ def test_plot_tree_draws_every_node_in_rank_order(pyplot, fitted_tree):
     mass = t.n_pos + t.n_neg
     order = np.argsort(mass, kind="stable")
     assert np.all(np.diff(sizes[order]) >= -1e-9)
-    assert sizes[0] == pytest.approx(1500.0)
+    assert sizes[0] == pytest.approx(900.0)
     # colour: greener than red above the overall rate, redder below
     colours = np.asarray(nodes.get_facecolors())[:, :3]
     rate = t.n_pos / mass
@@ -102,26 +102,77 @@ def test_plot_tree_draws_every_node_in_rank_order(pyplot, fitted_tree):
     assert above.any() and below.any()
     assert np.all(colours[above, 1] > colours[above, 0])
     assert np.all(colours[below, 0] > colours[below, 1])
-    # the leaf labels are the ranks
-    texts = {text.get_text() for text in ax.texts}
-    assert {str(r) for r in range(t.n_leaves)} <= texts
+    # by default: leaves named by rank, internal nodes by id (distinct label
+    # spaces), every internal node's rule and every node's counts
+    texts = [text.get_text() for text in ax.texts]
+    names = {text for text in texts if text.startswith(("leaf ", "n"))}
+    internal = np.flatnonzero(~t.is_leaf)
+    assert names == {f"leaf {r}" for r in range(t.n_leaves)} | {
+        f"n{node}" for node in internal
+    }
+    boxes = [text for text in texts if "+ / " in text]
+    assert len(boxes) == t.node_count
+    for node in range(t.node_count):  # the counts are the node's
+        count = f"{int(t.n_pos[node])}+ / {int(t.n_neg[node])}-"
+        assert sum(count in text for text in boxes) >= 1
+    rules = [text for text in boxes if text.startswith("left if")]
+    assert len(rules) == internal.shape[0]
 
 
 def test_plot_tree_options_and_given_axes(pyplot, fitted_tree):
     tree, _, _ = fitted_tree
     figure, ax = pyplot.subplots()
-    assert plot_tree(tree.tree_, ax=ax, labels="none", colorbar=False) is ax
+    ax_out = plot_tree(
+        tree.tree_, ax=ax, labels="none", colorbar=False, rules=False, counts=False
+    )
+    assert ax_out is ax
     assert len(ax.texts) == 0
     assert len(figure.axes) == 1  # no colour bar
     _assert_not_blank(figure)
-    ax = plot_tree(tree, rules=True, feature_names=["u", "v"], labels="id")
+    ax = plot_tree(tree, feature_names=["u", "v"], labels="id")
     rule_texts = [t.get_text() for t in ax.texts if "left if" in t.get_text()]
     assert len(rule_texts) == tree.tree_.node_count - tree.tree_.n_leaves
     assert all("x[" not in text for text in rule_texts)
+    ids = {t.get_text() for t in ax.texts if "\n" not in t.get_text()}
+    assert {f"n{node}" for node in range(tree.tree_.node_count)} <= ids
+    with pytest.raises(ValueError, match="max_rule_lines must be"):
+        plot_tree(tree, max_rule_lines=0)
+    with pytest.raises(ValueError, match="fontsize must be"):
+        plot_tree(tree, fontsize=-1)
     with pytest.raises(ValueError, match="labels must be"):
         plot_tree(tree, labels="names")
     with pytest.raises(ValueError, match="node_size must be a pair"):
         plot_tree(tree, node_size=(10, 5))
+
+
+def _text_boxes(ax):
+    """Display extents of the texts of an axes (after a draw)."""
+    renderer = ax.figure.canvas.get_renderer()
+    return [
+        (text.get_text(), text.get_window_extent(renderer))
+        for text in ax.texts
+        if text.get_text()
+    ]
+
+
+@pytest.mark.parametrize("depth", [3, 5])
+def test_plot_tree_texts_do_not_overlap_up_to_30_leaves(pyplot, depth):
+    """Readable: no two texts overlap, all inside the figure, font >= 6 pt."""
+    X, y = make_nested_squares(4000, random_state=0)
+    tree = TreeRank(max_depth=depth, min_samples_split=30, random_state=0).fit(X, y)
+    assert tree.n_leaves_ <= 32
+    ax = plot_tree(tree, feature_names=["u", "v"])
+    ax.figure.canvas.draw()
+    boxes = _text_boxes(ax)
+    assert len(boxes) == 2 * tree.tree_.node_count
+    figure_box = ax.figure.bbox
+    for i, (text_i, box_i) in enumerate(boxes):
+        assert figure_box.x0 - 1 <= box_i.x0 and box_i.x1 <= figure_box.x1 + 1, text_i
+        for text_j, box_j in boxes[i + 1 :]:
+            overlap_x = min(box_i.x1, box_j.x1) - max(box_i.x0, box_j.x0)
+            overlap_y = min(box_i.y1, box_j.y1) - max(box_i.y0, box_j.y0)
+            assert min(overlap_x, overlap_y) <= 0.5, (text_i, text_j)
+    assert min(text.get_fontsize() for text in ax.texts) >= 6
 
 
 def test_tree_layout_matches_structure(fitted_tree):

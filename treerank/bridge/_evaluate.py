@@ -349,7 +349,8 @@ def evaluate(
         ``"dcg@k"``, ``"err"``, ``"err@k"``, ``"map"``, ``"p@5"``, ``"r@5"``,
         ``"mrr"``, ``"auc"``, ``"eru"``, ``"pd"`` (pairwise disagreement, a
         loss), and without ``qid`` also ``"pauc@0.1"`` (partial AUC on
-        ``[0, 0.1]``, unstandardized) and ``"tpr@0.1"`` (TPR at FPR 0.1).
+        ``[0, 0.1]``, McClish-standardized as scikit-learn's
+        ``roc_auc_score(max_fpr=0.1)``) and ``"tpr@0.1"`` (TPR at FPR 0.1).
         Callables: a function ``f(y_true, y_score)`` (called once per query),
         or a function with ``qid`` and ``return_per_query`` keywords like
         those of :mod:`treerank.metrics` (called once). A dict

@@ -1,108 +1,294 @@
 """Command-line interface: ``treerank <command> ...`` (also ``python -m treerank``).
 
 Commands: ``fit`` (learn a ranking tree or forest from a CSV file), ``score``
-(score a CSV file with a saved model), ``export`` (a saved tree as DOT, JSON,
-text or PNG), ``stability`` (bootstrap instability of a ranking algorithm on a
-CSV file) and ``demo``. Inputs are CSV files with a header row; outputs are
-written atomically and an existing output is not replaced without ``--force``.
+(score a CSV file with a saved model, streamed in chunks), ``export`` (a saved
+tree as DOT, JSON, text or PNG), ``stability`` (bootstrap instability of a
+ranking algorithm on a CSV file) and ``demo``.
+
+Inputs are CSV files with a header row; the delimiter is detected (or given
+with ``--delimiter``), ``-`` reads standard input. Outputs are written
+atomically, an existing output is only replaced with ``--force``, and a missing
+output folder is only created with ``--mkdir``; ``-`` (the default of
+``score`` and ``export``) writes to standard output.
+
+Exit status: 0 on success, 1 for bad data or a bad file (unreadable, missing,
+malformed, an existing output), 2 for bad usage (unknown option, invalid
+option value, options that do not go together); 130 when interrupted
+(Ctrl-C). Every message names the file
+and, for data errors, the line and the column; text taken from data is printed
+with control characters escaped.
 """
 
 # Authors: The treerank developers
 # SPDX-License-Identifier: BSD-3-Clause
 
 import argparse
+import contextlib
+import os
 import sys
 
-__all__ = ["main"]
+from treerank.cli._text import escape
+
+__all__ = ["EXIT_DATA", "EXIT_OK", "EXIT_USAGE", "UsageError", "main"]
+
+EXIT_OK = 0
+EXIT_DATA = 1
+EXIT_USAGE = 2
+
+
+class UsageError(Exception):
+    """Options that do not go together (exit status 2)."""
+
+
+class _Formatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Show defaults, except for options whose default is "not given"."""
+
+    def _get_help_string(self, action):
+        if action.default in (None, False) or action.default is argparse.SUPPRESS:
+            return action.help
+        return super()._get_help_string(action)
 
 
 def _positive_int(text):
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be a positive integer; got {text!r}"
+        ) from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a positive integer; got {text}")
     return value
 
 
-def _add_model_options(parser):
+def _delimiter(text):
+    named = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|"}
+    value = named.get(text.lower(), text)
+    if len(value) != 1 or value in '\r\n"' or value.isalnum():
+        raise argparse.ArgumentTypeError(
+            f"must be one character such as ',' ';' '|' or 'tab'; got {text!r}"
+        )
+    return value
+
+
+def _add_input_options(parser):
+    parser.add_argument(
+        "--delimiter",
+        type=_delimiter,
+        default=None,
+        metavar="CHAR",
+        help="field separator: one character, or 'tab' (default: detected among "
+        "',' ';' tab '|')",
+    )
+    parser.add_argument(
+        "--chunk-size",
+        type=_positive_int,
+        default=10_000,
+        metavar="ROWS",
+        help="rows read (and scored) at a time: memory is bounded by the chunk",
+    )
+
+
+def _add_output_options(parser, *, required=False, default=None, what="output"):
+    if required:
+        parser.add_argument("--out", required=True, help=f"{what} to write")
+    else:
+        parser.add_argument(
+            "--out", default=default, help=f"{what} to write ('-': standard output)"
+        )
+    parser.add_argument(
+        "--force", action="store_true", help="replace --out if it exists"
+    )
+    parser.add_argument(
+        "--mkdir",
+        action="store_true",
+        help="create the folder of --out if it does not exist",
+    )
+
+
+def _add_columns_options(parser):
     parser.add_argument("--target", required=True, help="name of the label column")
     parser.add_argument(
         "--positive",
         default=None,
-        help="target value of the positive class (needed for a non-numeric target; "
-        "default: the larger of two numeric values)",
+        help="target value of the positive class (needed for a non-numeric "
+        "target; default: the larger of two numeric values)",
     )
-    parser.add_argument("--model", choices=["tree", "forest"], default="tree")
-    parser.add_argument("--max-depth", type=_positive_int, default=6)
-    parser.add_argument("--min-samples-split", type=_positive_int, default=50)
+    parser.add_argument(
+        "--id",
+        nargs="+",
+        default=[],
+        metavar="COL",
+        help="identifier columns: not features; `score` carries them to its output",
+    )
+    parser.add_argument(
+        "--drop", nargs="+", default=[], metavar="COL", help="columns to leave out"
+    )
+    parser.add_argument(
+        "--features",
+        nargs="+",
+        default=None,
+        metavar="COL",
+        help="the feature columns (default: every column but the target, the ids "
+        "and the dropped ones)",
+    )
+
+
+def _add_model_options(parser):
+    parser.add_argument(
+        "--model", choices=["tree", "forest"], default="tree", help="ranker to fit"
+    )
+    parser.add_argument(
+        "--max-depth", type=_positive_int, default=6, help="depth of the trees"
+    )
+    parser.add_argument(
+        "--min-samples-split",
+        type=_positive_int,
+        default=50,
+        help="smallest node that is split",
+    )
     parser.add_argument(
         "--pruning",
         choices=["none", "cv", "penalty"],
         default="none",
-        help="pruning of a single tree (default: none)",
+        help="pruning of a single tree (--model tree)",
     )
-    parser.add_argument("--n-estimators", type=_positive_int, default=100)
     parser.add_argument(
-        "--aggregation", choices=["median", "mean", "borda"], default="median"
+        "--n-estimators",
+        type=_positive_int,
+        default=100,
+        help="trees of a forest (--model forest)",
     )
-    parser.add_argument("--n-jobs", type=int, default=None)
-    parser.add_argument("--random-state", type=int, default=0)
+    parser.add_argument(
+        "--aggregation",
+        choices=["median", "mean", "borda"],
+        default="median",
+        help="how a forest aggregates its trees' rankings",
+    )
+    parser.add_argument(
+        "--n-jobs",
+        type=int,
+        default=None,
+        help="parallel jobs of a forest (default: 1; -1: all cores)",
+    )
+    parser.add_argument(
+        "--random-state", type=int, default=0, help="seed of the randomized steps"
+    )
 
 
 def _build_parser():
     from treerank import __version__
 
     parser = argparse.ArgumentParser(
-        prog="treerank", description="Bipartite ranking with tree ensembles."
+        prog="treerank",
+        description="Bipartite ranking with tree ensembles.",
+        epilog="Exit status: 0 ok, 1 bad data or file, 2 bad usage.",
+        formatter_class=_Formatter,
     )
     parser.add_argument(
         "--version", action="version", version=f"treerank {__version__}"
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    fit = commands.add_parser("fit", help="learn a ranking model from a CSV file")
-    fit.add_argument("data", help="CSV file with a header row")
+    def command(name, text, **kwargs):
+        return commands.add_parser(
+            name,
+            help=text,
+            description=kwargs.pop("description", text[0].upper() + text[1:] + "."),
+            epilog="Exit status: 0 ok, 1 bad data or file, 2 bad usage.",
+            formatter_class=_Formatter,
+            **kwargs,
+        )
+
+    fit = command("fit", "learn a ranking model from a CSV file")
+    fit.add_argument("data", help="CSV file with a header row ('-': standard input)")
+    _add_columns_options(fit)
+    _add_input_options(fit)
     _add_model_options(fit)
-    fit.add_argument("--out", required=True, help="model file to write (.trk)")
-    fit.add_argument("--force", action="store_true", help="overwrite --out")
+    _add_output_options(fit, required=True, what="model file (.trk)")
 
-    score = commands.add_parser("score", help="score a CSV file with a saved model")
+    score = command(
+        "score",
+        "score a CSV file with a saved model",
+        description="Score a CSV file with a saved model, in chunks of --chunk-size "
+        "rows (memory does not grow with the file). Writes one row per input "
+        "row: the --id columns, then 'score' (higher = ranked first), then "
+        "'probability' with --proba.",
+    )
     score.add_argument("model", help="model file written by `treerank fit`")
-    score.add_argument("data", help="CSV file with the model's feature columns")
-    score.add_argument("--out", required=True, help="CSV file of scores to write")
-    score.add_argument("--force", action="store_true", help="overwrite --out")
+    score.add_argument(
+        "data",
+        nargs="?",
+        default="-",
+        help="CSV file with the model's feature columns ('-': standard input)",
+    )
+    score.add_argument(
+        "--id",
+        nargs="+",
+        default=None,
+        metavar="COL",
+        help="columns copied to the output (default: the --id columns given to "
+        "`treerank fit`, if the file has them)",
+    )
+    score.add_argument(
+        "--proba",
+        action="store_true",
+        help="also write the calibrated probability of the positive class (a "
+        "second pass of the model over each chunk)",
+    )
+    _add_input_options(score)
+    _add_output_options(score, default="-", what="CSV file of scores")
 
-    export = commands.add_parser("export", help="export a saved ranking tree")
+    export = command("export", "export a saved ranking tree")
     export.add_argument("model", help="model file")
     export.add_argument(
-        "--format", choices=["dot", "json", "text", "png"], default="text"
+        "--format",
+        choices=["dot", "json", "text", "png"],
+        default="text",
+        help="output format (png needs --out)",
     )
-    export.add_argument("--tree", type=int, default=0, help="tree index in a forest")
-    export.add_argument("--out", default=None, help="output file (default: stdout)")
-    export.add_argument("--force", action="store_true", help="overwrite --out")
+    export.add_argument(
+        "--tree", type=int, default=0, help="index of the tree in a forest"
+    )
+    _add_output_options(export, default="-", what="output file")
 
-    stability = commands.add_parser(
-        "stability", help="bootstrap (in)stability of a ranking algorithm"
+    stability = command(
+        "stability", "bootstrap (in)stability of a ranking algorithm on a CSV file"
     )
-    stability.add_argument("data", help="CSV file with a header row")
+    stability.add_argument(
+        "data", help="CSV file with a header row ('-': standard input)"
+    )
+    _add_columns_options(stability)
+    _add_input_options(stability)
     _add_model_options(stability)
-    stability.add_argument("--n-bootstrap", type=_positive_int, default=20)
-    stability.add_argument("--out", default=None, help="JSON summary to write")
-    stability.add_argument("--force", action="store_true", help="overwrite --out")
+    stability.add_argument(
+        "--n-bootstrap",
+        type=_positive_int,
+        default=20,
+        help="bootstrap replicates",
+    )
+    _add_output_options(stability, default=None, what="JSON summary")
 
-    demo = commands.add_parser(
+    demo = command(
         "demo",
-        help="fit and report on embedded data sets, write plots and graphs",
-        description="Fit TreeRank and RankingForest on the nested-squares and breast "
-        "cancer data; print a table; write ROC plots, an exported tree (DOT, PNG) and "
-        "the bootstrap stability of TreeRank vs RankingForest into a folder.",
+        "fit and report on embedded data sets, write plots and graphs",
+        description="Fit TreeRank and RankingForest on the nested-squares and "
+        "breast cancer data; print a table; write ROC plots, an exported tree "
+        "(DOT, PNG) and the bootstrap stability of TreeRank vs RankingForest into "
+        "a folder.",
     )
     demo.add_argument(
-        "--output-dir",
-        default="treerank-demo",
-        help="output folder (default: %(default)s)",
+        "--output-dir", default="treerank-demo", help="output folder (created)"
     )
-    demo.add_argument("--random-state", type=int, default=0, help="seed (default: 0)")
+    demo.add_argument("--random-state", type=int, default=0, help="seed")
     return parser
+
+
+def _report(command, exc):
+    message = str(exc) or type(exc).__name__
+    if not isinstance(exc, (ValueError, OSError, UsageError)):
+        message = f"{type(exc).__name__}: {message}"
+    print(f"treerank {command}: error: {escape(message)}", file=sys.stderr)
 
 
 def main(argv=None):
@@ -116,10 +302,10 @@ def main(argv=None):
     Returns
     -------
     status : int
-        0 on success, 2 on a usage or input error.
+        0 on success, 1 for bad data or a bad file, 2 for bad usage (argparse
+        exits with 2 itself on unknown options and invalid values).
     """
     from treerank.cli import _commands
-    from treerank.exceptions import ModelFileError
 
     args = _build_parser().parse_args(argv)
     try:
@@ -127,11 +313,25 @@ def main(argv=None):
             from treerank.cli._demo import run_demo
 
             run_demo(args.output_dir, random_state=args.random_state)
-            return 0
+            return EXIT_OK
         return getattr(_commands, f"cmd_{args.command}")(args)
-    except (ValueError, ModelFileError, FileExistsError, OSError) as exc:
-        print(f"treerank {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+    except UsageError as exc:
+        _report(args.command, exc)
+        return EXIT_USAGE
+    except BrokenPipeError:
+        # the reader of our standard output went away (``... | head``): stop
+        # quietly, and keep Python from failing again when it flushes stdout
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        _report(args.command, "standard output was closed before the end")
+        return EXIT_DATA
+    except KeyboardInterrupt:
+        print(f"treerank {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # every library or data error: a message, no traceback
+        _report(args.command, exc)
+        return EXIT_DATA
 
 
 if __name__ == "__main__":  # pragma: no cover

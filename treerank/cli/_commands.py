@@ -3,13 +3,16 @@
 # Authors: The treerank developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import contextlib
 import json
 import os
 import sys
 
 import numpy as np
 
-from treerank.cli._data import read_features, read_training_data, write_scores
+from treerank.cli._csv import CsvError, CsvSource
+from treerank.cli._data import read_training_data
+from treerank.cli._text import escape
 from treerank.utils._io import atomic_path, atomic_write
 
 __all__ = ["cmd_export", "cmd_fit", "cmd_score", "cmd_stability"]
@@ -19,9 +22,51 @@ def _say(text):
     print(text, file=sys.stderr, flush=True)
 
 
-def _check_output(path, force):
-    if os.path.exists(path) and not force:
-        raise FileExistsError(f"{path} already exists (use --force to overwrite).")
+def _usage_error(message):
+    from treerank.cli import UsageError
+
+    return UsageError(message)
+
+
+def check_output(path, *, force, mkdir):
+    """Refuse an output that exists (without ``--force``) or has no folder.
+
+    Done before any work, so that a long fit does not end in a refusal; the
+    folder is only created with ``--mkdir``.
+    """
+    if path is None or path == "-":
+        return
+    shown = escape(path)
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"--out {shown} is a directory.")
+    if os.path.lexists(path) and not force:
+        raise FileExistsError(f"{shown} already exists (use --force to overwrite).")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        if os.path.exists(folder):
+            raise NotADirectoryError(
+                f"cannot write {shown}: {escape(folder)} is a file."
+            )
+        if not mkdir:
+            raise FileNotFoundError(
+                f"cannot write {shown}: the folder {escape(folder)} does not exist "
+                "(pass --mkdir to create it)."
+            )
+        os.makedirs(folder)
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise PermissionError(
+            f"cannot write {shown}: permission denied in {escape(folder)}."
+        )
+
+
+def _check_readable(path, what):
+    shown = escape(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{shown}: no such file ({what}).")
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{shown} is a directory, not a {what}.")
+    if not os.access(path, os.R_OK):
+        raise PermissionError(f"{shown}: permission denied (cannot read the {what}).")
 
 
 def _build_model(args):
@@ -35,7 +80,7 @@ def _build_model(args):
             random_state=args.random_state,
         )
     if args.pruning != "none":
-        raise ValueError("--pruning applies to --model tree only.")
+        raise _usage_error("--pruning applies to --model tree only.")
     return RankingForest(
         n_estimators=args.n_estimators,
         max_depth=args.max_depth,
@@ -47,41 +92,181 @@ def _build_model(args):
     )
 
 
+def _check_column_options(args):
+    if args.features is not None and args.drop:
+        raise _usage_error("--features and --drop do not go together: give one.")
+
+
+def _missing_hint(exc, source_name, first_missing):
+    """A library refusal of NaN, with where the first missing value is."""
+    if first_missing is None or "NaN" not in str(exc):
+        return exc
+    line, column = first_missing
+    refusal = str(exc).splitlines()[0]
+    return CsvError(
+        f"{source_name}, line {line}, column {escape(repr(column))}: missing value "
+        "(an empty cell or a marker such as NA). treerank does not accept missing "
+        f"values yet: impute or drop them first. ({refusal})"
+    )
+
+
+def _read(args):
+    _check_column_options(args)
+    with CsvSource(args.data, delimiter=args.delimiter) as source:
+        _say(
+            f"reading {source.name} (delimiter {escape(repr(source.delimiter))}, "
+            f"{len(source.header)} columns) ..."
+        )
+        data = read_training_data(
+            source,
+            args.target,
+            positive=args.positive,
+            ids=args.id,
+            drop=args.drop,
+            features=args.features,
+            n_rows=args.chunk_size,
+        )
+        return source.name, data
+
+
 def cmd_fit(args):
     from treerank.model_io import save_model
 
-    _check_output(args.out, args.force)
-    _say(f"reading {args.data} ...")
-    X, y, features = read_training_data(args.data, args.target, args.positive)
+    if args.out == "-":
+        raise _usage_error(
+            "a model file cannot be written to standard output: give --out FILE."
+        )
+    check_output(args.out, force=args.force, mkdir=args.mkdir)
     model = _build_model(args)
+    name, data = _read(args)
     _say(
-        f"fitting {type(model).__name__} on {X.shape[0]} rows x {X.shape[1]} features "
-        f"({int(y.sum())} positives) ..."
+        f"fitting {type(model).__name__} on {data.X.shape[0]} rows x "
+        f"{data.X.shape[1]} features ({int(data.y.sum())} positives) ..."
     )
-    model.fit(X, y)
-    metadata = {"features": features, "target": args.target, "positive": args.positive}
+    try:
+        model.fit(data.X, data.y)
+    except ValueError as exc:
+        raise _missing_hint(exc, name, data.first_missing) from None
+    metadata = {
+        "features": data.features,
+        "target": args.target,
+        "positive": args.positive,
+        "id_columns": list(args.id),
+    }
     save_model(model, args.out, metadata=metadata, overwrite=args.force)
-    auc = model.score(X, y)
-    print(f"training AUC {auc:.4f}; model written to {args.out}")
+    auc = model.score(data.X, data.y)
+    print(f"training AUC {auc:.4f}; model written to {escape(args.out)}")
     return 0
 
 
-def cmd_score(args):
+def _load(path):
     from treerank.model_io import load_model
 
-    _check_output(args.out, args.force)
-    model, metadata = load_model(args.model, with_metadata=True)
+    if path == "-":
+        raise _usage_error("the model cannot be read from standard input.")
+    _check_readable(path, "model file")
+    return load_model(path, with_metadata=True)
+
+
+@contextlib.contextmanager
+def _text_output(path, force):
+    if path == "-":
+        yield sys.stdout
+        sys.stdout.flush()
+    else:
+        with atomic_write(path, overwrite=force) as handle:
+            yield handle
+
+
+def _score_columns(args, source, metadata):
     features = (metadata or {}).get("features")
-    if features is None:
-        raise ValueError(
-            f"{args.model} does not record its feature columns (it was not written "
-            "by `treerank fit`); score it from Python instead."
+    if not isinstance(features, list) or not features:
+        raise CsvError(
+            f"{escape(args.model)} does not record its feature columns (it was not "
+            "written by `treerank fit`); score it from Python instead."
         )
-    X = read_features(args.data, features)
-    scores = model.decision_function(X)
-    proba = model.predict_proba(X)[:, 1]
-    write_scores(args.out, scores, proba, overwrite=args.force)
-    print(f"{X.shape[0]} scores written to {args.out}")
+    missing = [name for name in features if name not in source.header]
+    if missing:
+        raise CsvError(
+            f"{source.name} lacks the model's feature columns "
+            f"{escape(str(missing))}; its columns are {source.describe_columns()}."
+        )
+    if args.id is not None:
+        ids = list(args.id)
+        for name in ids:
+            source.column_index(name, "an --id column")
+    else:
+        saved = (metadata or {}).get("id_columns") or []
+        ids = [name for name in saved if name in source.header]
+    outputs = ["score", "probability"] if args.proba else ["score"]
+    clash = [name for name in ids if name in outputs]
+    if clash:
+        raise _usage_error(
+            f"the --id column {escape(repr(clash[0]))} has the name of an output "
+            "column; rename it in the file."
+        )
+    return features, ids, outputs
+
+
+def _csv_field(text):
+    if any(c in text for c in ',"\r\n'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def format_rows(text_columns, float_columns):
+    """CSV lines of text columns (quoted as needed) then floats (exact repr).
+
+    ``repr`` of a float is the shortest text that reads back to the same
+    float, so the scores written are the scores computed, bit for bit.
+    """
+    columns = []
+    for column in text_columns:
+        items = [str(item) for item in column]
+        if any(c in "".join(items) for c in ',"\r\n'):
+            items = [_csv_field(item) for item in items]
+        columns.append(items)
+    columns += [
+        list(map(repr, np.asarray(c, dtype=float).tolist())) for c in float_columns
+    ]
+    if not columns:
+        return ""
+    return "\n".join(map(",".join, zip(*columns))) + "\n"
+
+
+def cmd_score(args):
+    check_output(args.out, force=args.force, mkdir=args.mkdir)
+    model, metadata = _load(args.model)
+    n_rows = 0
+    with CsvSource(args.data, delimiter=args.delimiter) as source:
+        features, ids, outputs = _score_columns(args, source, metadata)
+        with _text_output(args.out, args.force) as handle:
+            header = True
+            for first_line, columns in source.chunks(
+                features, text_columns=ids, n_rows=args.chunk_size
+            ):
+                X = np.column_stack([columns[name] for name in features])
+                try:
+                    scores = model.decision_function(X)
+                    proba = model.predict_proba(X)[:, 1] if args.proba else None
+                except ValueError as exc:
+                    rows, cols = np.nonzero(np.isnan(X))
+                    where = (
+                        (first_line + int(rows[0]), features[int(cols[0])])
+                        if rows.shape[0]
+                        else None
+                    )
+                    raise _missing_hint(exc, source.name, where) from None
+                if header:
+                    handle.write(format_rows([[name] for name in [*ids, *outputs]], []))
+                    header = False
+                numbers = [scores] if proba is None else [scores, proba]
+                handle.write(format_rows([columns[name] for name in ids], numbers))
+                n_rows += X.shape[0]
+            if header:
+                raise CsvError(f"{source.name} has a header but no data rows.")
+    destination = "standard output" if args.out == "-" else escape(args.out)
+    _say(f"{n_rows} scores written to {destination}")
     return 0
 
 
@@ -91,25 +276,25 @@ def _export_target(model, tree_index):
     if isinstance(model, RankingForest):
         last = len(model.estimators_) - 1
         if not 0 <= tree_index <= last:
-            raise ValueError(f"--tree must be in [0, {last}]; got {tree_index}.")
+            raise _usage_error(f"--tree must be in [0, {last}]; got {tree_index}.")
         return model.estimators_[tree_index]
     if tree_index != 0:
-        raise ValueError("--tree applies to forests only.")
+        raise _usage_error("--tree applies to forests only.")
     return model
 
 
 def cmd_export(args):
     from treerank.export import export_graphviz, export_text, to_networkx
-    from treerank.model_io import load_model
 
-    if args.out is not None:
-        _check_output(args.out, args.force)
-    model, metadata = load_model(args.model, with_metadata=True)
+    if args.format == "png" and args.out in (None, "-"):
+        raise _usage_error("--format png needs --out FILE.png.")
+    check_output(args.out, force=args.force, mkdir=args.mkdir)
+    model, metadata = _load(args.model)
     names = (metadata or {}).get("features")
+    if names is not None:
+        names = [escape(name) for name in names]
     tree = _export_target(model, args.tree)
     if args.format == "png":
-        if args.out is None:
-            raise ValueError("--format png needs --out FILE.png.")
         import matplotlib
 
         matplotlib.use("Agg")
@@ -117,12 +302,11 @@ def cmd_export(args):
 
         from treerank.plotting import plot_tree
 
-        fig, ax = plt.subplots(figsize=(10, 6))
-        plot_tree(tree, feature_names=names, ax=ax)
+        fig = plot_tree(tree, feature_names=names).figure
         with atomic_path(args.out, overwrite=args.force) as tmp:
             fig.savefig(tmp, dpi=120, format="png", bbox_inches="tight")
         plt.close(fig)
-        print(f"wrote {args.out}")
+        _say(f"wrote {escape(args.out)}")
         return 0
     if args.format == "dot":
         text = export_graphviz(tree, feature_names=names)
@@ -135,36 +319,36 @@ def cmd_export(args):
         text = json.dumps(
             nx.node_link_data(graph, edges="edges"), indent=1, default=float
         )
-    if args.out is None:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
-    else:
-        with atomic_write(args.out, overwrite=args.force) as handle:
-            handle.write(text)
-        print(f"wrote {args.out}")
+    with _text_output(args.out, args.force) as handle:
+        handle.write(text if text.endswith("\n") else text + "\n")
+    if args.out != "-":
+        _say(f"wrote {escape(args.out)}")
     return 0
 
 
 def cmd_stability(args):
     from treerank.stability import bootstrap_stability
 
-    if args.out is not None:
-        _check_output(args.out, args.force)
-    X, y, _ = read_training_data(args.data, args.target, args.positive)
+    check_output(args.out, force=args.force, mkdir=args.mkdir)
     model = _build_model(args)
     if hasattr(model, "verbose"):
         model.set_params(verbose=0)
+    name, data = _read(args)
     _say(
-        f"fitting {args.n_bootstrap} bootstrap replicates of {type(model).__name__} on "
-        f"{X.shape[0]} rows ..."
+        f"fitting {args.n_bootstrap} bootstrap replicates of {type(model).__name__} "
+        f"on {data.X.shape[0]} rows ..."
     )
-    result = bootstrap_stability(
-        model,
-        X,
-        y,
-        n_bootstrap=args.n_bootstrap,
-        random_state=args.random_state,
-        n_jobs=args.n_jobs,
-    )
+    try:
+        result = bootstrap_stability(
+            model,
+            data.X,
+            data.y,
+            n_bootstrap=args.n_bootstrap,
+            random_state=args.random_state,
+            n_jobs=args.n_jobs,
+        )
+    except ValueError as exc:
+        raise _missing_hint(exc, name, data.first_missing) from None
     auc = result.replicate_auc
     summary = {
         "model": type(model).__name__,
@@ -182,7 +366,8 @@ def cmd_stability(args):
         f"{summary['replicate_auc_std']:.4f}"
     )
     if args.out is not None:
-        with atomic_write(args.out, overwrite=args.force) as handle:
+        with _text_output(args.out, args.force) as handle:
             json.dump(summary, handle, indent=1)
-        print(f"wrote {args.out}")
+        if args.out != "-":
+            _say(f"wrote {escape(args.out)}")
     return 0

@@ -1,160 +1,171 @@
-"""CSV input and output of the command line (standard library only)."""
+"""Training data and features of the command line, read from CSV sources."""
 
 # Authors: The treerank developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-import csv
-import os
-
 import numpy as np
 
-from treerank.utils._io import atomic_write
+from treerank.cli._csv import CsvError
+from treerank.cli._text import escape
 
-__all__ = ["read_features", "read_training_data", "write_scores"]
-
-
-def _read_rows(path):
-    if not os.path.exists(path):
-        raise ValueError(f"{path}: no such file.")
-    if os.path.isdir(path):
-        raise ValueError(f"{path} is a directory, not a CSV file.")
-    with open(path, newline="", encoding="utf-8-sig") as handle:
-        rows = list(csv.reader(handle))
-    rows = [row for row in rows if any(cell.strip() for cell in row)]
-    if not rows:
-        raise ValueError(f"{path} is empty: a CSV file with a header row is expected.")
-    header = [name.strip() for name in rows[0]]
-    if any(name == "" for name in header):
-        raise ValueError(f"{path}: the header has an empty column name.")
-    duplicates = sorted({name for name in header if header.count(name) > 1})
-    if duplicates:
-        raise ValueError(f"{path}: duplicate column names {duplicates}.")
-    data = rows[1:]
-    if not data:
-        raise ValueError(f"{path} has a header but no data rows.")
-    for line, row in enumerate(data, start=2):
-        if len(row) != len(header):
-            raise ValueError(
-                f"{path}, line {line}: {len(row)} fields, but the header has "
-                f"{len(header)} columns."
-            )
-    return header, data
+__all__ = ["TrainingData", "read_training_data", "select_features"]
 
 
-def _numeric_column(path, name, values):
-    column = np.empty(len(values), dtype=np.float64)
-    for line, text in enumerate(values, start=2):
-        text = text.strip()
-        if text == "":
-            raise ValueError(
-                f"{path}, line {line}: missing value in column {name!r} (treerank "
-                "needs complete numeric data)."
-            )
-        try:
-            value = float(text)
-        except ValueError:
-            raise ValueError(
-                f"{path}, line {line}: non-numeric value {text!r} in column {name!r}."
-            ) from None
-        if not np.isfinite(value):
-            raise ValueError(
-                f"{path}, line {line}: non-finite value in column {name!r}."
-            )
-        column[line - 2] = value
-    return column
+class TrainingData:
+    """Features, labels and bookkeeping read from a training file.
 
-
-def _feature_matrix(path, header, data, names):
-    columns = [header.index(name) for name in names]
-    X = np.empty((len(data), len(names)), dtype=np.float64)
-    for j, (index, name) in enumerate(zip(columns, names)):
-        X[:, j] = _numeric_column(path, name, [row[index] for row in data])
-    return X
-
-
-def read_training_data(path, target, positive=None):
-    """Read a CSV file with a header into features and binary labels.
-
-    Parameters
+    Attributes
     ----------
-    path : str
-        The CSV file; every column but ``target`` is a numeric feature.
-    target : str
-        Name of the label column.
-    positive : str or None, default=None
-        Value of the target that is the positive class. Needed when the
-        target is not numeric; for a numeric target the larger value is
-        positive unless this is given.
-
-    Returns
-    -------
     X : ndarray of shape (n_samples, n_features)
-    y : ndarray of shape (n_samples,), dtype=int
+        Features; NaN where a cell was empty or a missing-value marker.
+    y : ndarray of shape (n_samples,)
         1 for the positive class.
-    feature_names : list of str
+    features : list of str
+    first_missing : tuple of (int, str) or None
+        Line and column of the first missing feature value.
     """
-    header, data = _read_rows(path)
-    if target not in header:
-        raise ValueError(
-            f"{path} has no column {target!r} (the --target); its columns are {header}."
-        )
-    features = [name for name in header if name != target]
-    if not features:
-        raise ValueError(f"{path} has no feature column besides the target {target!r}.")
-    raw = [row[header.index(target)].strip() for row in data]
-    if positive is not None:
-        y = np.array([value == positive for value in raw], dtype=int)
-        if not y.any():
-            raise ValueError(
-                f"{path}: no row has {target} == {positive!r} (the --positive value)."
-            )
-    else:
-        try:
-            values = np.array([float(value) for value in raw])
-        except ValueError:
-            raise ValueError(
-                f"{path}: the target column {target!r} is not numeric; pass "
-                "--positive LABEL to say which value is the positive class."
-            ) from None
-        levels = np.unique(values)
-        if levels.shape[0] > 2:
-            raise ValueError(
-                f"{path}: the target column {target!r} has {levels.shape[0]} distinct "
-                "values; bipartite ranking needs two (or use --positive)."
-            )
-        y = (values == levels[-1]).astype(int)
-    if np.unique(y).shape[0] < 2:
-        raise ValueError(
-            f"{path}: the target column {target!r} has a single class; both classes "
-            "are needed to learn a ranking."
-        )
-    X = _feature_matrix(path, header, data, features)
-    return X, y, features
+
+    def __init__(self, X, y, features, first_missing):
+        self.X, self.y, self.features = X, y, features
+        self.first_missing = first_missing
 
 
-def read_features(path, feature_names):
-    """Read the named feature columns of a CSV file (other columns are ignored).
+def select_features(source, *, target=None, ids=(), drop=(), features=None):
+    """Feature columns of a source: ``features`` if given, else the remaining ones.
 
     Parameters
     ----------
-    path : str
-    feature_names : list of str
+    source : CsvSource
+    target : str or None
+        Label column (never a feature).
+    ids : sequence of str
+        Identifier columns (never features).
+    drop : sequence of str
+        Columns left out.
+    features : sequence of str or None
+        Explicit feature columns.
 
     Returns
     -------
-    X : ndarray of shape (n_samples, n_features)
+    features : list of str
     """
-    header, data = _read_rows(path)
-    missing = [name for name in feature_names if name not in header]
-    if missing:
-        raise ValueError(f"{path} lacks the model's feature columns {missing}.")
-    return _feature_matrix(path, header, data, feature_names)
+    for name in ids:
+        source.column_index(name, "an --id column")
+    for name in drop:
+        source.column_index(name, "a --drop column")
+    excluded = set(ids) | set(drop) | ({target} if target is not None else set())
+    if features is not None:
+        for name in features:
+            source.column_index(name, "a --features column")
+        clash = [name for name in features if name in excluded]
+        if clash:
+            raise CsvError(
+                f"columns {escape(str(clash))} are listed in --features and also as "
+                "the target, an --id or a --drop column."
+            )
+        return list(features)
+    chosen = [name for name in source.header if name not in excluded]
+    if not chosen:
+        raise CsvError(
+            f"{source.name} has no feature column left (target "
+            f"{escape(repr(target))}, ids {escape(str(list(ids)))}, dropped "
+            f"{escape(str(list(drop)))})."
+        )
+    return chosen
 
 
-def write_scores(path, scores, proba, *, overwrite):
-    """Write one ``score,probability`` row per sample, atomically."""
-    with atomic_write(path, overwrite=overwrite) as handle:
-        writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow(["score", "probability"])
-        for score, p in zip(scores, proba):
-            writer.writerow([repr(float(score)), repr(float(p))])
+def _first_missing(blocks, features):
+    for first_line, X in blocks:
+        rows, cols = np.nonzero(np.isnan(X))
+        if rows.shape[0]:
+            return first_line + int(rows[0]), features[int(cols[0])]
+    return None
+
+
+def _labels(source, raw, lines, target, positive):
+    missing = np.flatnonzero(np.isin(raw, ("", "NA", "NaN", "nan", "null", "None")))
+    if missing.shape[0]:
+        row = int(missing[0])
+        raise CsvError(
+            f"{source.name}, line {lines[row]}, column {escape(repr(target))}: "
+            "missing target value (every row needs its label)."
+        )
+    if positive is not None:
+        y = (raw == positive).astype(int)
+        if not y.any():
+            raise CsvError(
+                f"{source.name}: no row has {escape(target)} == "
+                f"{escape(repr(positive))} (the --positive value)."
+            )
+        return y
+    try:
+        values = raw.astype(np.float64)
+    except ValueError:
+        levels = sorted(set(raw.tolist()))[:5]
+        raise CsvError(
+            f"{source.name}: the target column {escape(repr(target))} is not numeric "
+            f"(values such as {escape(str(levels))}); pass --positive LABEL to say "
+            "which value is the positive class."
+        ) from None
+    bad = np.flatnonzero(~np.isfinite(values))
+    if bad.shape[0]:
+        row = int(bad[0])
+        raise CsvError(
+            f"{source.name}, line {lines[row]}, column {escape(repr(target))}: "
+            f"target value {escape(repr(raw[row]))} is not a finite number."
+        )
+    levels = np.unique(values)
+    if levels.shape[0] > 2:
+        raise CsvError(
+            f"{source.name}: the target column {escape(repr(target))} has "
+            f"{levels.shape[0]} distinct values; bipartite ranking needs two (or "
+            "use --positive LABEL)."
+        )
+    return (values == levels[-1]).astype(int)
+
+
+def read_training_data(
+    source, target, *, positive=None, ids=(), drop=(), features=None, n_rows=100_000
+):
+    """Read features and binary labels from a CSV source.
+
+    Parameters
+    ----------
+    source : CsvSource
+    target : str
+        Label column. With ``positive`` None it must hold two numbers (the
+        larger is positive).
+    positive : str or None, default=None
+        The label value of the positive class (any text).
+    ids, drop, features :
+        See :func:`select_features`.
+    n_rows : int, default=100_000
+        Rows per chunk.
+
+    Returns
+    -------
+    data : TrainingData
+    """
+    source.column_index(target, "the --target")
+    names = select_features(
+        source, target=target, ids=ids, drop=drop, features=features
+    )
+    blocks, labels, lines = [], [], []
+    for first_line, columns in source.chunks(
+        names, text_columns=[target], n_rows=n_rows
+    ):
+        X = np.column_stack([columns[name] for name in names])
+        blocks.append((first_line, X))
+        labels.append(columns[target])
+        lines.append(first_line + np.arange(X.shape[0]))
+    if not blocks:
+        raise CsvError(f"{source.name} has a header but no data rows.")
+    raw = np.concatenate(labels)
+    y = _labels(source, raw, np.concatenate(lines), target, positive)
+    if np.unique(y).shape[0] < 2:
+        raise CsvError(
+            f"{source.name}: the target column {escape(repr(target))} has a single "
+            "class; both classes are needed to learn a ranking."
+        )
+    X = np.concatenate([block for _, block in blocks])
+    return TrainingData(X, y, names, _first_missing(blocks, names))

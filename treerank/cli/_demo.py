@@ -150,8 +150,7 @@ def run_demo(output_dir="treerank-demo", *, random_state=0, stream=None):
     text_path = os.path.join(output_dir, "tree_nested_squares.txt")
     with atomic_write(text_path) as handle:
         handle.write(export_text(tree, feature_names=features))
-    fig, ax = plt.subplots(figsize=(11, 6))
-    plot_tree(tree, feature_names=features, ax=ax)
+    fig = plot_tree(tree, feature_names=features).figure
     png_path = os.path.join(output_dir, "tree_nested_squares.png")
     _save_figure(fig, png_path)
     plt.close(fig)

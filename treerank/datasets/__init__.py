@@ -1,9 +1,10 @@
 """Data sets for bipartite ranking.
 
 Synthetic distributions whose regression function eta(x) = P(Y=1 | X=x) is
-known in closed form, with their optimal ROC curve ROC* and AUC*, an offline
-real data set, and query-grouped learning-to-rank data (graded relevance from a
-known latent-utility model) with converters between query ids and group sizes.
+known in closed form, with their optimal ROC curve ROC* and AUC*, two offline
+real data sets (one with missing values and categories), and query-grouped
+learning-to-rank data (graded relevance from a known latent-utility model) with
+converters between query ids and group sizes.
 """
 
 # Authors: The treerank developers
@@ -23,6 +24,7 @@ from treerank.datasets._learning_to_rank import (
     sizes_to_qid,
 )
 from treerank.datasets._nested_squares import NestedSquares, make_nested_squares
+from treerank.datasets._penguins import load_penguins
 
 __all__ = [
     "GaussianMeanShift",
@@ -30,6 +32,7 @@ __all__ = [
     "NestedSquares",
     "RankingDistribution",
     "load_breast_cancer",
+    "load_penguins",
     "make_gaussian_mean_shift",
     "make_gaussian_scale",
     "make_learning_to_rank",

@@ -1,4 +1,13 @@
-"""Average precision of ranked lists (mean over queries: MAP), with exact ties.
+"""Average precision of ranked lists (mean over queries: MAP).
+
+By default (``ties="threshold"``) a block of tied items is one threshold, as in
+scikit-learn's ``average_precision_score``: the step-function AP over the
+distinct scores, ``(1/R) sum_blocks r_b * (relevant up to the end of b) /
+(position of the end of b)``, where ``r_b`` is the number of relevant items of
+block ``b``.
+
+``ties="average"`` is the exact expectation over uniformly random orders of the
+tied items, computed as follows.
 
 ``AP = (1/R) sum_{j: y_(j) = 1} precision@j`` for a list with ``R`` relevant
 items. Writing precision@j as a sum over the relevant items ranked at or
@@ -29,9 +38,19 @@ import numpy as np
 from treerank.metrics._grouping import segment_exclusive_scan, segment_sum
 from treerank.metrics._list_common import int_ratio, summarize_queries
 from treerank.metrics._list_validation import check_list_inputs
-from treerank.metrics._ties import rank_lists
+from treerank.metrics._ties import TIE_POLICIES, rank_lists
 
 __all__ = ["average_precision_score"]
+
+_AP_TIES = ("threshold", *TIE_POLICIES)
+
+
+def _check_ap_ties(ties):
+    if not isinstance(ties, str) or ties not in _AP_TIES:
+        raise ValueError(
+            f"ties must be one of {', '.join(map(repr, _AP_TIES))}; got {ties!r}."
+        )
+    return ties
 
 
 def average_precision_score(
@@ -39,7 +58,7 @@ def average_precision_score(
     y_score,
     *,
     qid=None,
-    ties="average",
+    ties="threshold",
     empty=0.0,
     return_per_query=False,
 ):
@@ -58,8 +77,15 @@ def average_precision_score(
     qid : array-like of shape (n_samples,), default=None
         Query id of every row; ``None`` means a single list. With ``qid`` the
         mean over queries (MAP) is returned.
-    ties : {"average", "pessimistic", "optimistic", "stable"}, default="average"
-        Tie policy (see :func:`dcg_score`).
+    ties : {"threshold", "average", "pessimistic", "optimistic", "stable"}, \
+default="threshold"
+        Tie policy. ``"threshold"`` is scikit-learn's: the items of a tied
+        block enter the ranking together, each at the precision reached at the
+        end of the block (the step-function AP over the distinct scores, equal
+        to :func:`sklearn.metrics.average_precision_score` on one list).
+        ``"average"`` is the exact expectation of AP over uniformly random
+        orders of the tied items; the other policies break ties as described
+        in :func:`dcg_score`. Without ties all policies agree.
     empty : float or "skip", default=0.0
         Value of a list without relevant item (AP = 0/0); 0.0 mirrors
         scikit-learn's ``average_precision_score``. ``np.nan`` propagates;
@@ -77,8 +103,7 @@ def average_precision_score(
     See Also
     --------
     sklearn.metrics.average_precision_score : The same value for one list
-        without ties (with ties, scikit-learn uses a step function over
-        thresholds, not the expectation over tie orders).
+        (with the default ``ties="threshold"``).
 
     Notes
     -----
@@ -94,15 +119,20 @@ def average_precision_score(
     >>> average_precision_score([1, 0, 1, 0], [0.9, 0.8, 0.7, 0.1])
     0.8333...
     >>> average_precision_score([Fraction(1), 0, 1, 0], [0.9, 0.8, 0.8, 0.1])
+    Fraction(5, 6)
+    >>> average_precision_score(
+    ...     [Fraction(1), 0, 1, 0], [0.9, 0.8, 0.8, 0.1], ties="average"
+    ... )
     Fraction(11, 12)
     """
+    threshold = isinstance(ties, str) and ties == "threshold"
     inputs = check_list_inputs(
         y_true,
         y_score,
         qid,
         metric="average_precision_score",
         target="binary",
-        ties=ties,
+        ties="average" if threshold else _check_ap_ties(ties),
         empty=empty,
         return_per_query=return_per_query,
     )
@@ -119,6 +149,10 @@ def average_precision_score(
     inverse_rank = int_ratio(np.ones_like(ranked.position), ranked.position, exact)
     if ranked.all_singletons:
         contribution = y_ranked * (1 + earlier) * inverse_rank
+    elif threshold:
+        in_block = segment_sum(y_ranked, starts)
+        block_end = ranked.position[starts] + ranked.block_sizes - 1
+        contribution = in_block * int_ratio(earlier + in_block, block_end, exact)
     else:
         sizes = ranked.block_sizes
         in_block = segment_sum(y_ranked, starts)

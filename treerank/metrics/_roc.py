@@ -3,8 +3,9 @@
 The ROC curve and AUC of a scorer are computed by scikit-learn
 (:func:`sklearn.metrics.roc_curve`, :func:`sklearn.metrics.roc_auc_score`); this
 module adds label validation and what scikit-learn does not offer: the ROC curve
-of a piecewise-constant scorer from its bucket (leaf) counts, the unnormalized
-partial AUC, and the true positive rate at a given false positive rate.
+of a piecewise-constant scorer from its bucket (leaf) counts, the raw partial
+AUC next to scikit-learn's standardized one, and the true positive rate at a
+given false positive rate.
 
 Ties in scores are joined by a diagonal segment, i.e. a tied pair counts one half
 in the AUC.
@@ -247,9 +248,13 @@ def _value_right(fpr, tpr, t):
 
 
 def partial_auc_score(
-    y_true, y_score, *, max_fpr, standardized=False, sample_weight=None
+    y_true, y_score, *, max_fpr, standardized=True, sample_weight=None
 ):
-    """Partial area under the ROC curve on ``[0, max_fpr]``.
+    """Partial area under the ROC curve on ``[0, max_fpr]`` (McClish-standardized).
+
+    By default the value of ``sklearn.metrics.roc_auc_score(y_true, y_score,
+    max_fpr=max_fpr)``: the partial area standardized so that a random scorer
+    gets 0.5 and a perfect one 1. ``standardized=False`` gives the raw area.
 
     Parameters
     ----------
@@ -259,11 +264,13 @@ def partial_auc_score(
         Scores, higher meaning more likely positive.
     max_fpr : float in (0, 1]
         Upper end of the false positive range.
-    standardized : bool, default=False
-        If False, return the raw area (between 0 and ``max_fpr``). If True,
-        return the McClish standardization, which maps a random scorer to 0.5
-        and a perfect one to 1; it equals
-        ``sklearn.metrics.roc_auc_score(..., max_fpr=max_fpr)``.
+    standardized : bool, default=True
+        If True, return the McClish standardization
+        ``(1 + (A - max_fpr**2 / 2) / (max_fpr - max_fpr**2 / 2)) / 2`` of the
+        raw area ``A``, which maps a random scorer to 0.5 and a perfect one to
+        1; it equals ``sklearn.metrics.roc_auc_score(..., max_fpr=max_fpr)``
+        (with ``max_fpr=1``, the AUC). If False, return the raw area ``A``
+        (between 0 and ``max_fpr``; a random scorer gets ``max_fpr**2 / 2``).
     sample_weight : array-like of shape (n_samples,), default=None
         Non-negative sample weights.
 
@@ -277,6 +284,8 @@ def partial_auc_score(
     >>> from treerank.metrics import partial_auc_score
     >>> y, s = [0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]
     >>> partial_auc_score(y, s, max_fpr=0.5)
+    0.6666...
+    >>> partial_auc_score(y, s, max_fpr=0.5, standardized=False)
     0.25
     """
     if not isinstance(max_fpr, numbers.Real) or not 0 < max_fpr <= 1:

@@ -20,7 +20,7 @@ from treerank.model_io._structures import (
 from treerank.tree._classes import TreeRank
 from treerank.tree._leafrank import ClassifierLeafRank, LeafRank
 
-__all__ = ["load_model", "save_model"]
+__all__ = ["decode_estimator", "encode_estimator", "load_model", "save_model"]
 
 
 # ----------------------------------------------------------------------
@@ -318,21 +318,43 @@ _ENCODERS = {"TreeRank": _encode_treerank, "RankingForest": _encode_forest}
 _DECODERS = {"TreeRank": _decode_treerank, "RankingForest": _decode_forest}
 
 
+# ----------------------------------------------------------------------
+# the interface used by _pipelines.py (a TreeRank or RankingForest step)
+# ----------------------------------------------------------------------
+def encode_estimator(model):
+    """``(description, arrays)`` of a fitted TreeRank or RankingForest."""
+    not_saved = []
+    description, arrays = _ENCODERS[type(model).__name__](model, not_saved)
+    description["params_not_saved"] = not_saved
+    return description, arrays
+
+
+def decode_estimator(description, arrays):
+    """The TreeRank or RankingForest of :func:`encode_estimator`'s output."""
+    return _DECODERS[description["estimator"]](description, arrays)
+
+
 def save_model(model, path, *, metadata=None, overwrite=True):
-    """Save a fitted TreeRank or RankingForest to a file that loads without pickle.
+    """Save a fitted ranker or pipeline to a file that loads without pickle.
 
     The file is a zip archive of JSON metadata and numpy arrays (see
-    :mod:`treerank.model_io`), written atomically. Splitting rules are stored
-    as numbers, so only :class:`~treerank.LeafRank` and binary linear
-    classifiers inside :class:`~treerank.ClassifierLeafRank` are supported;
-    for anything else use ``joblib.dump``. Parameters that are not plain JSON
-    values (a ``RandomState`` instance, a cross-validation splitter) are saved
-    as None and listed under ``params_not_saved`` in the file: predictions do
-    not depend on them.
+    :mod:`treerank.model_io`), written atomically. A scikit-learn
+    :class:`~sklearn.pipeline.Pipeline` or
+    :class:`~sklearn.compose.ColumnTransformer` is saved whole when every step
+    is a TreeRank, a RankingForest or a supported scikit-learn transformer
+    (``StandardScaler``, ``MinMaxScaler``, ``MaxAbsScaler``, ``RobustScaler``,
+    ``SimpleImputer``, ``OneHotEncoder``, ``OrdinalEncoder``; column lists,
+    ``"passthrough"`` and ``"drop"``); any other step is refused by name.
+    Splitting rules are stored as numbers, so only :class:`~treerank.LeafRank`
+    and binary linear classifiers inside :class:`~treerank.ClassifierLeafRank`
+    are supported; for anything else use ``joblib.dump``. Parameters that are
+    not plain JSON values (a ``RandomState`` instance, a cross-validation
+    splitter) are saved as None and listed under ``params_not_saved`` in the
+    file: predictions do not depend on them.
 
     Parameters
     ----------
-    model : TreeRank or RankingForest
+    model : TreeRank, RankingForest, Pipeline or ColumnTransformer
         A fitted model.
     path : str or path-like
         Destination (conventionally ``*.trk``).
@@ -356,17 +378,23 @@ def save_model(model, path, *, metadata=None, overwrite=True):
     >>> bool((load_model(path).decision_function(X) == tree.decision_function(X)).all())
     True
     """
+    from treerank.model_io import _pipelines
+
     name = type(model).__name__
     encoder = _ENCODERS.get(name)
-    if encoder is None or type(model).__module__.split(".")[0] != "treerank":
-        raise ValueError(
-            f"save_model supports treerank's TreeRank and RankingForest; got {name}."
-        )
-    if not hasattr(model, "classes_"):
-        raise ValueError(f"This {name} is not fitted yet: fit it before saving.")
-    not_saved = []
-    description, arrays = encoder(model, not_saved)
-    description["params_not_saved"] = not_saved
+    if _pipelines.is_composite(model):  # hook: whole scikit-learn pipelines
+        description, arrays = _pipelines.encode_composite(model, encode_estimator)
+    else:
+        if encoder is None or type(model).__module__.split(".")[0] != "treerank":
+            raise ValueError(
+                "save_model supports treerank's TreeRank and RankingForest and "
+                f"scikit-learn Pipelines and ColumnTransformers of them; got {name}."
+            )
+        if not hasattr(model, "classes_"):
+            raise ValueError(f"This {name} is not fitted yet: fit it before saving.")
+        not_saved = []
+        description, arrays = encoder(model, not_saved)
+        description["params_not_saved"] = not_saved
     if metadata is not None:
         if not isinstance(metadata, dict):
             raise ValueError(f"metadata must be a dict; got {type(metadata).__name__}.")
@@ -389,7 +417,7 @@ def load_model(path, *, with_metadata=False):
 
     Returns
     -------
-    model : TreeRank or RankingForest
+    model : TreeRank, RankingForest, Pipeline or ColumnTransformer
         A fitted model predicting exactly as the saved one. Its splitting
         rules are frozen (:class:`~treerank.tree.FrozenTreeLeafRank` or
         :class:`~treerank.tree.FrozenLinearLeafRank`); ``fit`` works as usual.
@@ -402,10 +430,17 @@ def load_model(path, *, with_metadata=False):
         If the file is not a treerank model, is corrupted or was edited, or
         describes an inconsistent model.
     """
+    from treerank.model_io import _pipelines
+
     description, arrays = read_archive(path)
     try:
-        decoder = _DECODERS[description["estimator"]]
-        model = decoder(description, arrays)
+        if description.get("estimator") == _pipelines.COMPOSITE:  # hook: pipelines
+            model = _pipelines.decode_composite(
+                description, arrays, decode_estimator, source=str(path)
+            )
+        else:
+            decoder = _DECODERS[description["estimator"]]
+            model = decoder(description, arrays)
         metadata = description.get("metadata")
         if metadata is not None and not isinstance(metadata, dict):
             raise ValueError("metadata must be a JSON object")
