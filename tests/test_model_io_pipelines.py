@@ -1,12 +1,11 @@
 """Whole scikit-learn pipelines in model files: exact round trips, trusted types."""
 
-import hashlib
 import json
-import zipfile
 
 import numpy as np
 import pandas as pd
 import pytest
+from model_file_editing import rewrite_description
 from sklearn.compose import ColumnTransformer
 from sklearn.decomposition import PCA
 from sklearn.impute import SimpleImputer
@@ -147,17 +146,7 @@ def test_unsupported_steps_are_refused_by_name(tmp_path, step, message):
 
 def _tamper(path, edit):
     """Apply ``edit`` to model.json and recompute the checksums."""
-    with zipfile.ZipFile(path) as archive:
-        members = {name: archive.read(name) for name in archive.namelist()}
-    description = json.loads(members["model.json"])
-    edit(description)
-    members["model.json"] = json.dumps(description).encode()
-    manifest = json.loads(members["manifest.json"])
-    manifest["sha256"]["model.json"] = hashlib.sha256(members["model.json"]).hexdigest()
-    members["manifest.json"] = json.dumps(manifest).encode()
-    with zipfile.ZipFile(path, "w") as archive:
-        for name, data in members.items():
-            archive.writestr(name, data)
+    rewrite_description(path, edit)
 
 
 def _saved_pipeline(tmp_path):
@@ -239,7 +228,7 @@ def test_deep_nesting_is_refused(tmp_path):
         bomb = {"list": [bomb]}
 
     _tamper(path, lambda d: _step(d, 0)["object"]["state"].append(["x", bomb]))
-    with pytest.raises(ModelFileError, match="nested more than"):
+    with pytest.raises(ModelFileError, match="nested (more than|[0-9]+ levels deep)"):
         load_model(path)
 
 

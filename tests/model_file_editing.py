@@ -1,0 +1,39 @@
+"""Editing model files as a deliberate tamperer would: change members, then
+recompute every checksum (the manifest's and the whole-file digest), so that
+the tests reach the loader's content checks."""
+
+import hashlib
+import json
+import struct
+import zipfile
+
+
+def read_members(path):
+    """The members of a model file, by name."""
+    with zipfile.ZipFile(path) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
+
+
+def write_sealed(path, members):
+    """Write members as a model file, with recomputed manifest and file digest."""
+    manifest = json.loads(members["manifest.json"])
+    for name, content in members.items():
+        if name != "manifest.json" and name in manifest.get("members", {}):
+            manifest["members"][name]["size"] = len(content)
+            manifest["members"][name]["sha256"] = hashlib.sha256(content).hexdigest()
+    members = {**members, "manifest.json": json.dumps(manifest).encode()}
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, content in members.items():
+            archive.writestr(name, content)
+    data = path.read_bytes()
+    body = data[:-2] + struct.pack("<H", 80) + b"treerank-sha256:"
+    path.write_bytes(body + hashlib.sha256(body).hexdigest().encode())
+
+
+def rewrite_description(path, edit):
+    """Apply ``edit`` to the decoded model.json of a model file, re-sealed."""
+    members = read_members(path)
+    description = json.loads(members["model.json"])
+    edit(description)
+    members["model.json"] = json.dumps(description).encode()
+    write_sealed(path, members)
