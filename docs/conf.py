@@ -182,6 +182,7 @@ TOP_LEVEL_ALIASES = {
     "treerank.LeafRank": "treerank.tree.LeafRank",
     "treerank.ClassifierLeafRank": "treerank.tree.ClassifierLeafRank",
     "treerank.RankingForest": "treerank.ensemble.RankingForest",
+    "treerank.two_sample_test": "treerank.inference.two_sample_test",
 }
 
 
