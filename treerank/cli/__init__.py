@@ -3,6 +3,7 @@
 Commands: ``fit`` (learn a ranking tree or forest from a CSV file), ``score``
 (score a CSV file with a saved model), ``export`` (a saved tree as DOT, JSON,
 text or PNG), ``stability`` (bootstrap instability of a ranking algorithm on a
+CSV file), ``compare`` (paired significance tests between rankers' scores in a
 CSV file) and ``demo``. Inputs are CSV files with a header row; outputs are
 written atomically and an existing output is not replaced without ``--force``.
 """
@@ -102,6 +103,10 @@ def _build_parser():
         help="output folder (default: %(default)s)",
     )
     demo.add_argument("--random-state", type=int, default=0, help="seed (default: 0)")
+
+    from treerank.cli._compare import add_compare_parser
+
+    add_compare_parser(commands)
     return parser
 
 
@@ -128,6 +133,10 @@ def main(argv=None):
 
             run_demo(args.output_dir, random_state=args.random_state)
             return 0
+        if args.command == "compare":
+            from treerank.cli._compare import run_compare
+
+            return run_compare(args)
         return getattr(_commands, f"cmd_{args.command}")(args)
     except (ValueError, ModelFileError, FileExistsError, OSError) as exc:
         print(f"treerank {args.command}: error: {exc}", file=sys.stderr)
