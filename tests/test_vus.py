@@ -10,7 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import roc_auc_score as sk_roc_auc_score
 
-from treerank.metrics import cumulative_auc_scores, volume_under_surface
+from treerank.metrics import (
+    cumulative_auc_scores,
+    volume_under_surface,
+    volume_under_surface_from_counts,
+)
 from treerank.metrics._vus import _vus_from_masses
 from treerank.utils import check_graded_target
 
@@ -215,3 +219,22 @@ def test_check_graded_target():
     np.testing.assert_array_equal(codes, [0, 2])
     with pytest.raises(ValueError, match=r"values not in labels: \[1, 2\]"):
         check_graded_target([1, 2], labels=["a", "b"])
+
+
+def test_from_counts_equals_the_scores_version():
+    rng = np.random.RandomState(6)
+    for _ in range(100):
+        n_buckets, n_grades = int(rng.randint(1, 6)), int(rng.randint(2, 5))
+        counts = rng.randint(0, 4, size=(n_buckets, n_grades))
+        counts[0] += counts.sum(axis=0) == 0
+        y = np.repeat(np.tile(np.arange(n_grades), n_buckets), counts.ravel())
+        bucket = np.repeat(np.repeat(np.arange(n_buckets), n_grades), counts.ravel())
+        assert volume_under_surface_from_counts(counts) == pytest.approx(
+            volume_under_surface(y, -bucket), abs=1e-12
+        )
+    with pytest.raises(ValueError, match="positive total"):
+        volume_under_surface_from_counts([[1, 0], [2, 0]])
+    with pytest.raises(ValueError, match="at least two grades"):
+        volume_under_surface_from_counts([[1], [2]])
+    with pytest.raises(ValueError, match="non-negative"):
+        volume_under_surface_from_counts([[1, -1], [2, 3]])

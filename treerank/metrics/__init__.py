@@ -20,7 +20,11 @@ from treerank.metrics._roc import (
 from treerank.metrics._roc_distance import roc_l1_distance, roc_sup_distance
 
 # --- multipartite (ordinal) ranking: K >= 2 ordered grades ---
-from treerank.metrics._vus import cumulative_auc_scores, volume_under_surface
+from treerank.metrics._vus import (
+    cumulative_auc_scores,
+    volume_under_surface,
+    volume_under_surface_from_counts,
+)
 
 __all__ = [
     "cumulative_auc_scores",
@@ -33,6 +37,7 @@ __all__ = [
     "roc_sup_distance",
     "tpr_at_fpr",
     "volume_under_surface",
+    "volume_under_surface_from_counts",
 ]
 
 # --- list (query-grouped) ranking metrics: see below ---

@@ -27,7 +27,11 @@ import numpy as np
 from treerank.utils._graded_target import check_graded_target
 from treerank.utils.validation import check_sample_weight, check_scores
 
-__all__ = ["cumulative_auc_scores", "volume_under_surface"]
+__all__ = [
+    "cumulative_auc_scores",
+    "volume_under_surface",
+    "volume_under_surface_from_counts",
+]
 
 
 def _grade_masses(y_true, y_score, labels, sample_weight):
@@ -157,6 +161,62 @@ def volume_under_surface(y_true, y_score, *, labels=None, sample_weight=None):
     """
     mass, totals = _grade_masses(y_true, y_score, labels, sample_weight)
     value = float(_vus_from_masses(mass / totals[:, None]))
+    return min(1.0, max(0.0, value))
+
+
+def volume_under_surface_from_counts(counts):
+    """VUS of a piecewise-constant scorer from its bucket counts per grade.
+
+    A ranking tree (or any scorer with finitely many values) sorts the data
+    into buckets ranked best first; samples in one bucket are tied. This is
+    :func:`volume_under_surface` of such a scorer, computed from the
+    (weighted) number of samples of every grade in every bucket, without
+    the samples: the multipartite counterpart of
+    :func:`roc_curve_from_counts`.
+
+    Parameters
+    ----------
+    counts : array-like of shape (n_buckets, n_grades)
+        ``counts[b, k]``: weight of grade ``k`` (lowest grade first) in
+        bucket ``b`` (best bucket first). Non-negative, every grade with a
+        positive total.
+
+    Returns
+    -------
+    vus : float
+
+    See Also
+    --------
+    volume_under_surface : The same from labels and scores.
+
+    Examples
+    --------
+    >>> from treerank.metrics import volume_under_surface_from_counts
+    >>> # best bucket: grade 2 only; second: one of grade 1 and one of grade 2;
+    >>> # last: grade 0
+    >>> volume_under_surface_from_counts([[0, 0, 1], [0, 1, 1], [1, 0, 0]])
+    0.75
+    """
+    counts = np.asarray(counts, dtype=np.float64)
+    if counts.ndim != 2:
+        raise ValueError(
+            "counts must be a 2-d array (n_buckets, n_grades); got shape "
+            f"{counts.shape}."
+        )
+    if counts.shape[1] < 2:
+        raise ValueError(
+            f"counts must have at least two grades (columns); got {counts.shape[1]}."
+        )
+    if not np.all(np.isfinite(counts)) or np.any(counts < 0):
+        raise ValueError("counts must be finite and non-negative.")
+    totals = counts.sum(axis=0)
+    if np.any(totals <= 0):
+        raise ValueError(
+            f"every grade needs a positive total count; got column totals "
+            f"{totals.tolist()}."
+        )
+    # buckets best first -> score groups in increasing order
+    value = float(_vus_from_masses((counts[::-1] / totals).T.copy()))
     return min(1.0, max(0.0, value))
 
 
