@@ -388,6 +388,18 @@ def _sign_flip(d, n_resamples, rng):
     return (1 + hits) / (1 + n_resamples)
 
 
+def _bootstrap_means(d, n_resamples, seed):
+    """Means of ``n_resamples`` bootstrap resamples of ``d``, drawn in chunks."""
+    rng = np.random.RandomState(seed)
+    n = d.shape[0]
+    out = np.empty(n_resamples)
+    step = max(1, (1 << 22) // n)
+    for start in range(0, n_resamples, step):
+        stop = min(n_resamples, start + step)
+        out[start:stop] = d[rng.randint(0, n, size=(stop - start, n))].mean(axis=1)
+    return out
+
+
 def _bootstrap_pvalue(observed, replicates):
     """Two-sided p-value of the centred bootstrap distribution, and interval."""
     tolerance = 1e-12 * max(1.0, abs(observed))
@@ -685,12 +697,9 @@ def _compare_queries(
         }
         for metric in resolved
     }
-    # the same query resamples for every metric and pair (paired bootstrap)
-    draws = (
-        rng.randint(0, n_queries, size=(n_resamples, n_queries))
-        if test == "paired_bootstrap" and n_queries * n_resamples <= (1 << 25)
-        else None
-    )
+    # the same query resamples for every metric and pair (paired bootstrap):
+    # every pair regenerates them from one seed, chunk by chunk
+    bootstrap_seed = rng.randint(np.iinfo(np.int32).max)
     means, rows = {}, []
     for metric in resolved:
         values = per_query[metric.name]
@@ -741,15 +750,7 @@ def _compare_queries(
                     )
                 )
             else:
-                if draws is not None and both.all():
-                    replicates = d[draws].mean(axis=1)
-                else:
-                    replicates = np.array(
-                        [
-                            d[rng.randint(0, d.shape[0], d.shape[0])].mean()
-                            for _ in range(n_resamples)
-                        ]
-                    )
+                replicates = _bootstrap_means(d, n_resamples, bootstrap_seed)
                 p = _bootstrap_pvalue(observed, replicates)
                 interval = np.quantile(replicates, [alpha / 2, 1 - alpha / 2])
                 rows.append(
