@@ -219,11 +219,15 @@ def two_sample_test(
     test is consistent whenever the learned scorer is better than random, in
     any dimension. What it costs is the split: half of the data (by default)
     learns, the other half tests. Its strength is that the scorer adapts to
-    the difference: a shift in 2 of 50 coordinates is found by a ranking
-    forest that splits on them, where a kernel test with a global bandwidth
-    dilutes it among 48 noise coordinates (see :ref:`benchmarks`). On
-    differences that a kernel sees everywhere (a shift in every coordinate)
-    the split costs power against a test that uses all the data.
+    the difference. With 250 points per sample in dimension 50 and the
+    default forest (see :ref:`benchmarks`), it rejects 78 % of the time at
+    level 5 % when 2 of the 50 coordinates are bimodal with the same mean
+    and variance, where a Gaussian-kernel MMD test with the median-heuristic
+    bandwidth rejects 6.5 % of the time (its level); on mean shifts, sparse
+    (+0.4 in 2 coordinates) or dense (+0.1 in all), the MMD test, which uses
+    all the data and acts like a test of the means, is more powerful
+    (0.93 and 0.995 against 0.52 and 0.61). A scorer with few distinct
+    values (a forest on a small sample) keeps the level but loses power.
 
     References
     ----------
