@@ -123,7 +123,7 @@ html_sidebars = {
 html_show_sourcelink = False
 
 # -- the command-line help, captured at build time ---------------------------
-CLI_COMMANDS = ["", "fit", "score", "export", "stability", "demo"]
+CLI_COMMANDS = ["", "fit", "score", "export", "stability", "compare", "demo"]
 
 
 def _write_cli_help(app):
@@ -210,6 +210,7 @@ TOP_LEVEL_ALIASES = {
     "treerank.LeafRank": "treerank.tree.LeafRank",
     "treerank.ClassifierLeafRank": "treerank.tree.ClassifierLeafRank",
     "treerank.RankingForest": "treerank.ensemble.RankingForest",
+    "treerank.two_sample_test": "treerank.inference.two_sample_test",
 }
 
 

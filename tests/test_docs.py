@@ -32,6 +32,7 @@ API_PAGES = {
     "treerank.ensemble": "ensemble.rst",
     "treerank.exceptions": "exceptions.rst",
     "treerank.export": "export.rst",
+    "treerank.inference": "inference.rst",
     "treerank.metrics": "metrics.rst",
     "treerank.model_io": "model_io.rst",
     "treerank.plotting": "plotting.rst",
@@ -45,6 +46,7 @@ TOP_LEVEL_ESTIMATORS = {
     "LeafRank": "treerank.tree",
     "ClassifierLeafRank": "treerank.tree",
     "RankingForest": "treerank.ensemble",
+    "two_sample_test": "treerank.inference",
 }
 
 

@@ -23,6 +23,7 @@ _SUBMODULES = [
     "ensemble",
     "exceptions",
     "export",
+    "inference",
     "metrics",
     "model_io",
     "plotting",
@@ -39,12 +40,17 @@ _ESTIMATORS = {
     "RankingForest": "treerank.ensemble",
 }
 
-__all__ = [*_ESTIMATORS, *_SUBMODULES, "__version__"]
+# top-level functions, imported on first access like the estimators
+_FUNCTIONS = {"two_sample_test": "treerank.inference"}
+
+__all__ = [*_ESTIMATORS, *_FUNCTIONS, *_SUBMODULES, "__version__"]
 
 
 def __getattr__(name):
     if name in _ESTIMATORS:
         return getattr(importlib.import_module(_ESTIMATORS[name]), name)
+    if name in _FUNCTIONS:
+        return getattr(importlib.import_module(_FUNCTIONS[name]), name)
     if name in _SUBMODULES:
         return importlib.import_module(f"treerank.{name}")
     raise AttributeError(f"module 'treerank' has no attribute {name!r}")

@@ -4,6 +4,9 @@
   fitted estimator and reports list metrics per query (``"ndcg@10"``,
   ``"map"``, ``"err"``, ...) or bipartite metrics (``"auc"``), with their means
   and bootstrap confidence intervals over queries (:class:`EvaluationResult`);
+- :func:`compare` compares several rankers on the same data: metric means,
+  paired tests of their differences (bootstrap, permutation, Student or
+  DeLong) with Holm's correction, and report tables (:class:`ComparisonResult`);
 - :func:`make_list_scorer` builds scikit-learn scorers of the list metrics
   that receive ``qid`` through metadata routing, for ``cross_validate`` and
   ``GridSearchCV`` with grouped folds;
@@ -22,6 +25,7 @@
 # Authors: The treerank developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+from treerank.bridge._compare import ComparisonResult, compare, holm_correction
 from treerank.bridge._evaluate import (
     EvaluationResult,
     evaluate,
@@ -38,15 +42,18 @@ from treerank.bridge._surrogate_risk import (
 from treerank.metrics._grouping import QueryGroups, check_qid, group_qid
 
 __all__ = [
+    "ComparisonResult",
     "EvaluationResult",
     "LeafEmbedding",
     "ListScorer",
     "QueryGroups",
     "SurrogateRiskResult",
     "check_qid",
+    "compare",
     "evaluate",
     "evaluate_from_scores",
     "group_qid",
+    "holm_correction",
     "list_metric_regret",
     "make_list_scorer",
     "surrogate_risk",

@@ -3,7 +3,8 @@
 Commands: ``fit`` (learn a ranking tree or forest from a CSV file), ``score``
 (score a CSV file with a saved model, streamed in chunks), ``export`` (a saved
 tree as DOT, JSON, text or PNG), ``stability`` (bootstrap instability of a
-ranking algorithm on a CSV file) and ``demo``.
+ranking algorithm on a CSV file), ``compare`` (paired significance tests between
+rankers' scores in a CSV file) and ``demo``.
 
 Inputs are CSV files with a header row; the delimiter is detected (or given
 with ``--delimiter``), ``-`` reads standard input. Outputs are written
@@ -281,6 +282,10 @@ def _build_parser():
         "--output-dir", default="treerank-demo", help="output folder (created)"
     )
     demo.add_argument("--random-state", type=int, default=0, help="seed")
+
+    from treerank.cli._compare import add_compare_parser
+
+    add_compare_parser(commands)
     return parser
 
 
@@ -314,6 +319,10 @@ def main(argv=None):
 
             run_demo(args.output_dir, random_state=args.random_state)
             return EXIT_OK
+        if args.command == "compare":
+            from treerank.cli._compare import run_compare
+
+            return run_compare(args)
         return getattr(_commands, f"cmd_{args.command}")(args)
     except UsageError as exc:
         _report(args.command, exc)

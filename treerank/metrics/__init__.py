@@ -1,4 +1,5 @@
-"""Metrics for bipartite ranking (ROC family, Kendall distance) and for lists.
+"""Metrics for bipartite ranking (ROC family, Kendall distance), for ordered
+grades (volume under the ROC surface) and for lists.
 
 Functions named ``*_score`` return a value to maximize; ``*_distance`` a value
 to minimize.
@@ -18,7 +19,15 @@ from treerank.metrics._roc import (
 )
 from treerank.metrics._roc_distance import roc_l1_distance, roc_sup_distance
 
+# --- multipartite (ordinal) ranking: K >= 2 ordered grades ---
+from treerank.metrics._vus import (
+    cumulative_auc_scores,
+    volume_under_surface,
+    volume_under_surface_from_counts,
+)
+
 __all__ = [
+    "cumulative_auc_scores",
     "kendall_tau_distance",
     "partial_auc_score",
     "roc_auc_score",
@@ -27,6 +36,8 @@ __all__ = [
     "roc_l1_distance",
     "roc_sup_distance",
     "tpr_at_fpr",
+    "volume_under_surface",
+    "volume_under_surface_from_counts",
 ]
 
 # --- list (query-grouped) ranking metrics: see below ---

@@ -1,0 +1,143 @@
+"""``treerank compare`` end to end on CSV files of scores."""
+
+import csv
+
+import numpy as np
+import pytest
+
+from treerank.bridge import compare
+from treerank.cli import main
+
+
+@pytest.fixture
+def runs_csv(tmp_path):
+    rng = np.random.RandomState(0)
+    qid = np.repeat([f"q{i}" for i in range(25)], 6)
+    y = rng.randint(0, 3, qid.shape[0])
+    columns = {
+        "query": qid,
+        "bm25": y + rng.normal(size=qid.shape[0]),
+        "forest": y + rng.normal(scale=0.5, size=qid.shape[0]),
+        "random": rng.normal(size=qid.shape[0]),
+        "grade": y,
+    }
+    path = tmp_path / "runs.csv"
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(columns)
+        for row in zip(*columns.values()):
+            writer.writerow(row)
+    return path, columns
+
+
+def _run(args, capsys):
+    status = main([str(a) for a in args])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_compare_markdown_matches_the_python_function(runs_csv, capsys):
+    path, columns = runs_csv
+    status, out, err = _run(
+        [
+            "compare",
+            path,
+            "--label",
+            "grade",
+            "--qid",
+            "query",
+            "--metrics",
+            "ndcg@3,map",
+            "--test",
+            "student",
+        ],
+        capsys,
+    )
+    assert status == 0, err
+    assert "compared 3 models on 25 queries (student test, holm correction)" in err
+    expected = compare(
+        {m: columns[m] for m in ["bm25", "forest", "random"]},
+        columns["grade"],
+        columns["query"],
+        metrics=["ndcg@3", "map"],
+        test="student",
+    )
+    assert out == expected.to_markdown() + "\n"
+
+
+def test_compare_csv_latex_models_and_baseline(runs_csv, tmp_path, capsys):
+    path, _ = runs_csv
+    out = tmp_path / "report.csv"
+    args = [
+        "compare",
+        path,
+        "--label",
+        "grade",
+        "--qid",
+        "query",
+        "--models",
+        "forest,bm25",
+        "--baseline",
+        "forest",
+        "--test",
+        "permutation",
+        "--n-resamples",
+        "999",
+        "--format",
+        "csv",
+        "--out",
+        out,
+    ]
+    status, _, err = _run(args, capsys)
+    assert status == 0, err
+    with open(out) as handle:
+        rows = list(csv.DictReader(handle))
+    assert [r["metric"] for r in rows] == ["ndcg@10", "map", "mrr"]
+    assert {(r["model_a"], r["model_b"]) for r in rows} == {("forest", "bm25")}
+    assert all(0 < float(r["pvalue"]) <= 1 for r in rows)
+    # no overwrite without --force
+    status, _, err = _run(args, capsys)
+    assert status == 2 and "already exists" in err
+    status, latex, _ = _run(
+        [
+            "compare",
+            path,
+            "--label",
+            "grade",
+            "--format",
+            "latex",
+            "--test",
+            "student",
+            "--models",
+            "forest,bm25,random",
+            "--threshold",
+            "2",
+        ],
+        capsys,
+    )
+    assert status == 0 and latex.count("\\begin{tabular}") == 2
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--label", "nope"], "no column 'nope' (the --label)"),
+        (["--label", "grade", "--qid", "zz"], "no column 'zz' (the --qid)"),
+        (["--label", "grade", "--models", "bm25,xx"], "no score columns ['xx']"),
+        (["--label", "grade", "--models", "bm25"], "at least two score columns"),
+        (["--label", "grade", "--models", "bm25,query"], "non-numeric value 'q0'"),
+        (
+            ["--label", "grade", "--test", "permutation", "--models", "bm25,forest"],
+            "needs paired units",
+        ),
+    ],
+)
+def test_compare_errors(runs_csv, capsys, extra, message):
+    path, _ = runs_csv
+    status, _, err = _run(["compare", path, *extra], capsys)
+    assert status == 2 and message in err, err
+
+
+def test_compare_missing_file(tmp_path, capsys):
+    status, _, err = _run(["compare", tmp_path / "x.csv", "--label", "y"], capsys)
+    assert status == 2 and "no such file" in err
