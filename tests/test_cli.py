@@ -140,11 +140,6 @@ def test_stability_command(tmp_path, train_csv, capsys):
             "label",
             "line 2, column 'x2': 'abc' is not a number",
         ),
-        (
-            "x1,x2,label\n1,,0\n3,4,1\n",
-            "label",
-            "line 2, column 'x2': missing value",
-        ),
         ("x1,x2,label\n1,inf,0\n3,4,1\n", "label", "infinite value 'inf'"),
         ("x1,x2,label\n1,2,\n3,4,1\n", "label", "line 2, column 'label': missing"),
         ("x1,x2,label\n1,2,1\n3,4,1\n", "label", "single class"),

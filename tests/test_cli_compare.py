@@ -95,9 +95,9 @@ def test_compare_csv_latex_models_and_baseline(runs_csv, tmp_path, capsys):
     assert [r["metric"] for r in rows] == ["ndcg@10", "map", "mrr"]
     assert {(r["model_a"], r["model_b"]) for r in rows} == {("forest", "bm25")}
     assert all(0 < float(r["pvalue"]) <= 1 for r in rows)
-    # no overwrite without --force
+    # no overwrite without --force: a file error, before any work
     status, _, err = _run(args, capsys)
-    assert status == 2 and "already exists" in err
+    assert status == 1 and "already exists" in err
     status, latex, _ = _run(
         [
             "compare",
@@ -119,25 +119,48 @@ def test_compare_csv_latex_models_and_baseline(runs_csv, tmp_path, capsys):
 
 
 @pytest.mark.parametrize(
-    ("extra", "message"),
+    ("extra", "message", "code"),
     [
-        (["--label", "nope"], "no column 'nope' (the --label)"),
-        (["--label", "grade", "--qid", "zz"], "no column 'zz' (the --qid)"),
-        (["--label", "grade", "--models", "bm25,xx"], "no score columns ['xx']"),
-        (["--label", "grade", "--models", "bm25"], "at least two score columns"),
-        (["--label", "grade", "--models", "bm25,query"], "non-numeric value 'q0'"),
+        (["--label", "nope"], "no column 'nope' (the --label)", 1),
+        (["--label", "grade", "--qid", "zz"], "no column 'zz' (the --qid)", 1),
+        (
+            ["--label", "grade", "--models", "bm25,xx"],
+            "no column 'xx' (a --models score column)",
+            1,
+        ),
+        (["--label", "grade", "--models", "bm25"], "at least two score columns", 2),
+        (
+            ["--label", "grade", "--models", "bm25,query"],
+            "column 'query': 'q0' is not a number",
+            1,
+        ),
         (
             ["--label", "grade", "--test", "permutation", "--models", "bm25,forest"],
-            "needs paired units",
+            "--test permutation needs --qid",
+            2,
         ),
     ],
 )
-def test_compare_errors(runs_csv, capsys, extra, message):
+def test_compare_errors(runs_csv, capsys, extra, message, code):
+    """Data and file errors exit 1, options that do not go together 2."""
     path, _ = runs_csv
     status, _, err = _run(["compare", path, *extra], capsys)
-    assert status == 2 and message in err, err
+    assert status == code and message in err, err
+
+
+def test_compare_missing_value_names_line_and_column(runs_csv, capsys):
+    path, _ = runs_csv
+    lines = path.read_text().splitlines()
+    fields = lines[3].split(",")
+    fields[1] = ""
+    lines[3] = ",".join(fields)
+    path.write_text("\n".join(lines) + "\n")
+    status, _, err = _run(
+        ["compare", path, "--label", "grade", "--models", "bm25,forest"], capsys
+    )
+    assert status == 1 and "line 4, column 'bm25': missing value" in err, err
 
 
 def test_compare_missing_file(tmp_path, capsys):
     status, _, err = _run(["compare", tmp_path / "x.csv", "--label", "y"], capsys)
-    assert status == 2 and "no such file" in err
+    assert status == 1 and "no such file" in err

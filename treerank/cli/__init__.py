@@ -179,6 +179,7 @@ def _add_model_options(parser):
 
 def _build_parser():
     from treerank import __version__
+    from treerank.cli._compare import add_compare_arguments
 
     parser = argparse.ArgumentParser(
         prog="treerank",
@@ -283,9 +284,17 @@ def _build_parser():
     )
     demo.add_argument("--random-state", type=int, default=0, help="seed")
 
-    from treerank.cli._compare import add_compare_parser
-
-    add_compare_parser(commands)
+    compare = command(
+        "compare",
+        "compare rankers' scores with paired significance tests",
+        description="Compare the scores of several rankers on the same rows: "
+        "metric means, paired differences with p-values adjusted by Holm's "
+        "method, as a markdown, LaTeX or CSV table. The CSV file has one score "
+        "column per model, the label column and optionally a query-id column.",
+    )
+    add_compare_arguments(compare)
+    _add_input_options(compare)
+    _add_output_options(compare, default="-", what="report")
     return parser
 
 

@@ -169,7 +169,7 @@ def _load(path):
 
 
 @contextlib.contextmanager
-def _text_output(path, force):
+def text_output(path, force):
     if path == "-":
         yield sys.stdout
         sys.stdout.flush()
@@ -240,7 +240,7 @@ def cmd_score(args):
     n_rows = 0
     with CsvSource(args.data, delimiter=args.delimiter) as source:
         features, ids, outputs = _score_columns(args, source, metadata)
-        with _text_output(args.out, args.force) as handle:
+        with text_output(args.out, args.force) as handle:
             header = True
             for first_line, columns in source.chunks(
                 features, text_columns=ids, n_rows=args.chunk_size
@@ -319,7 +319,7 @@ def cmd_export(args):
         text = json.dumps(
             nx.node_link_data(graph, edges="edges"), indent=1, default=float
         )
-    with _text_output(args.out, args.force) as handle:
+    with text_output(args.out, args.force) as handle:
         handle.write(text if text.endswith("\n") else text + "\n")
     if args.out != "-":
         _say(f"wrote {escape(args.out)}")
@@ -366,7 +366,7 @@ def cmd_stability(args):
         f"{summary['replicate_auc_std']:.4f}"
     )
     if args.out is not None:
-        with _text_output(args.out, args.force) as handle:
+        with text_output(args.out, args.force) as handle:
             json.dump(summary, handle, indent=1)
         if args.out != "-":
             _say(f"wrote {escape(args.out)}")

@@ -10,41 +10,31 @@ markdown, or written as markdown, LaTeX or CSV.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import csv
-import math
-import os
 import sys
 
 import numpy as np
 
-from treerank.utils._io import atomic_write
+from treerank.cli._csv import CsvError, CsvSource
+from treerank.cli._text import escape
 
-__all__ = ["add_compare_parser", "run_compare"]
+__all__ = ["add_compare_arguments", "run_compare"]
 
 _FORMATS = ("markdown", "latex", "csv")
 
 
-def add_compare_parser(commands):
-    """Add the ``compare`` subcommand to the subparsers ``commands``.
+def add_compare_arguments(parser):
+    """Add the arguments of ``treerank compare`` to its subparser.
+
+    The input options (``--delimiter``, ``--chunk-size``) and the output
+    options (``--out``, ``--force``, ``--mkdir``) are the command line's shared
+    ones, added by the caller.
 
     Parameters
     ----------
-    commands : argparse._SubParsersAction
-        The object returned by ``parser.add_subparsers()``.
-
-    Returns
-    -------
     parser : argparse.ArgumentParser
-        The ``compare`` parser.
+        The ``compare`` subparser.
     """
-    parser = commands.add_parser(
-        "compare",
-        help="compare rankers' scores with paired significance tests",
-        description="Compare the scores of several rankers on the same rows: "
-        "metric means, paired differences with p-values adjusted by Holm's "
-        "method, as a markdown, LaTeX or CSV table. The CSV file has one score "
-        "column per model, the label column and optionally a query-id column.",
-    )
-    parser.add_argument("data", help="CSV file with a header row")
+    parser.add_argument("data", help="CSV file with a header row ('-': standard input)")
     parser.add_argument("--label", required=True, help="name of the label column")
     parser.add_argument(
         "--qid",
@@ -66,8 +56,8 @@ def add_compare_parser(commands):
         "--test",
         choices=["paired_bootstrap", "permutation", "student"],
         default="paired_bootstrap",
-        help="paired test (default: %(default)s; without --qid, student is "
-        "DeLong's test of AUCs and permutation is not available)",
+        help="paired test (without --qid, student is DeLong's test of AUCs and "
+        "permutation is not available)",
     )
     parser.add_argument(
         "--baseline", default=None, help="compare every model with this one only"
@@ -78,7 +68,7 @@ def add_compare_parser(commands):
         default="holm",
         help="multiple-comparison correction over each metric's pairs",
     )
-    parser.add_argument("--alpha", type=float, default=0.05, help="level (0.05)")
+    parser.add_argument("--alpha", type=float, default=0.05, help="level")
     parser.add_argument("--n-resamples", type=int, default=9999)
     parser.add_argument(
         "--max-grade", type=float, default=None, help="top grade (needed by err)"
@@ -87,57 +77,59 @@ def add_compare_parser(commands):
         "--threshold",
         type=float,
         default=1.0,
-        help="binary metrics count grades >= threshold as relevant (1)",
+        help="binary metrics count grades >= threshold as relevant",
     )
     parser.add_argument("--format", choices=_FORMATS, default="markdown")
-    parser.add_argument("--out", default=None, help="output file (default: stdout)")
-    parser.add_argument("--force", action="store_true", help="overwrite --out")
     parser.add_argument("--random-state", type=int, default=0)
-    return parser
-
-
-def _read_columns(path):
-    if not os.path.exists(path):
-        raise ValueError(f"{path}: no such file.")
-    if os.path.isdir(path):
-        raise ValueError(f"{path} is a directory, not a CSV file.")
-    with open(path, newline="", encoding="utf-8-sig") as handle:
-        rows = [row for row in csv.reader(handle) if any(c.strip() for c in row)]
-    if not rows:
-        raise ValueError(f"{path} is empty: a CSV file with a header row is expected.")
-    header = [name.strip() for name in rows[0]]
-    duplicates = sorted({name for name in header if header.count(name) > 1})
-    if duplicates:
-        raise ValueError(f"{path}: duplicate column names {duplicates}.")
-    if len(rows) < 2:
-        raise ValueError(f"{path} has a header but no data rows.")
-    for line, row in enumerate(rows[1:], start=2):
-        if len(row) != len(header):
-            raise ValueError(
-                f"{path}, line {line}: {len(row)} fields, but the header has "
-                f"{len(header)} columns."
-            )
-    return header, {
-        name: [row[i].strip() for row in rows[1:]] for i, name in enumerate(header)
-    }
-
-
-def _numbers(path, name, texts):
-    values = np.empty(len(texts))
-    for line, text in enumerate(texts, start=2):
-        try:
-            values[line - 2] = float(text)
-        except ValueError:
-            raise ValueError(
-                f"{path}, line {line}: non-numeric value {text!r} in column {name!r}."
-            ) from None
-        if not math.isfinite(values[line - 2]):
-            raise ValueError(f"{path}, line {line}: non-finite value in {name!r}.")
-    return values
 
 
 def _split_names(text):
     return [name.strip() for name in text.split(",") if name.strip()]
+
+
+def _models(args, source):
+    """The score columns: ``--models``, or every column but the label and qid."""
+    from treerank.cli import UsageError
+
+    reserved = {args.label, args.qid}
+    if args.models is None:
+        models = [name for name in source.header if name not in reserved]
+    else:
+        models = _split_names(args.models)
+        clash = [name for name in models if name in reserved]
+        if clash:
+            raise UsageError(f"--models {escape(str(clash))} is the label or qid.")
+    if len(models) < 2:
+        raise UsageError(
+            "at least two score columns are needed to compare; got "
+            f"{escape(str(models))}."
+        )
+    for name in models:
+        source.column_index(name, "a --models score column")
+    return models
+
+
+def _read_columns(args, source, models):
+    """Scores, labels and query ids, read in chunks through the CSV reader."""
+    numeric = [*models, args.label]
+    text = [] if args.qid is None else [args.qid]
+    parts = {name: [] for name in numeric + text}
+    for first_line, chunk in source.chunks(
+        numeric, text_columns=text, n_rows=args.chunk_size
+    ):
+        for name in numeric:
+            missing = np.flatnonzero(np.isnan(chunk[name]))
+            if missing.shape[0]:
+                raise CsvError(
+                    f"{source.name}, line {first_line + int(missing[0])}, column "
+                    f"{escape(repr(name))}: missing value (scores and labels must "
+                    "all be present)."
+                )
+        for name, values in chunk.items():
+            parts[name].append(values)
+    if not parts[args.label]:
+        raise CsvError(f"{source.name} has a header but no data rows.")
+    return {name: np.concatenate(values) for name, values in parts.items()}
 
 
 def run_compare(args):
@@ -146,49 +138,34 @@ def run_compare(args):
     Parameters
     ----------
     args : argparse.Namespace
-        Arguments parsed by the parser of :func:`add_compare_parser`.
+        Arguments parsed by the ``compare`` subparser.
 
     Returns
     -------
     status : int
-        0 on success (errors raise ``ValueError``, reported by the caller).
+        0 on success (errors raise, and are reported by the caller).
     """
     from treerank.bridge import compare
+    from treerank.cli import UsageError
+    from treerank.cli._commands import check_output, text_output
 
-    if args.out is not None and os.path.exists(args.out) and not args.force:
-        raise FileExistsError(f"{args.out} already exists (use --force to overwrite).")
-    header, columns = _read_columns(args.data)
-    for option, name in [("--label", args.label), ("--qid", args.qid)]:
-        if name is not None and name not in header:
-            raise ValueError(
-                f"{args.data} has no column {name!r} (the {option}); its columns "
-                f"are {header}."
-            )
-    reserved = {args.label, args.qid}
-    if args.models is None:
-        models = [name for name in header if name not in reserved]
-    else:
-        models = _split_names(args.models)
-        missing = [name for name in models if name not in header]
-        if missing:
-            raise ValueError(f"{args.data} has no score columns {missing}.")
-        clash = [name for name in models if name in reserved]
-        if clash:
-            raise ValueError(f"--models {clash} is the label or the qid column.")
-    if len(models) < 2:
-        raise ValueError(
-            f"{args.data}: at least two score columns are needed to compare; got "
-            f"{models}."
+    if args.test == "permutation" and args.qid is None:
+        raise UsageError(
+            "--test permutation needs --qid (the queries are the paired units "
+            "it permutes); without --qid use paired_bootstrap or student."
         )
-    scores = {name: _numbers(args.data, name, columns[name]) for name in models}
-    y = _numbers(args.data, args.label, columns[args.label])
-    qid = None if args.qid is None else np.asarray(columns[args.qid])
-    metrics = None if args.metrics is None else _split_names(args.metrics)
+    check_output(args.out, force=args.force, mkdir=args.mkdir)
+    with CsvSource(args.data, delimiter=args.delimiter) as source:
+        source.column_index(args.label, "the --label")
+        if args.qid is not None:
+            source.column_index(args.qid, "the --qid")
+        models = _models(args, source)
+        columns = _read_columns(args, source, models)
     result = compare(
-        scores,
-        y,
-        qid,
-        metrics=metrics,
+        {name: columns[name] for name in models},
+        columns[args.label],
+        None if args.qid is None else columns[args.qid],
+        metrics=None if args.metrics is None else _split_names(args.metrics),
         test=args.test,
         baseline=args.baseline,
         correction=None if args.correction == "none" else "holm",
@@ -198,14 +175,10 @@ def run_compare(args):
         threshold=args.threshold,
         random_state=args.random_state,
     )
-    units = (
-        f"{result.n_units} queries"
-        if args.qid is not None
-        else f"{result.n_units} rows"
-    )
+    units = "queries" if args.qid is not None else "rows"
     print(
-        f"compared {len(models)} models on {units} ({result.test} test, "
-        f"{args.correction} correction)",
+        f"compared {len(models)} models on {result.n_units} {units} "
+        f"({result.test} test, {args.correction} correction)",
         file=sys.stderr,
     )
     if args.format == "markdown":
@@ -214,12 +187,10 @@ def run_compare(args):
         text = result.to_latex() + "\n"
     else:
         text = _csv_text(result)
-    if args.out is None:
-        sys.stdout.write(text)
-    else:
-        with atomic_write(args.out, overwrite=args.force) as handle:
-            handle.write(text)
-        print(f"wrote {args.out}")
+    with text_output(args.out, args.force) as handle:
+        handle.write(text)
+    if args.out != "-":
+        print(f"wrote {escape(args.out)}", file=sys.stderr)
     return 0
 
 
