@@ -228,7 +228,7 @@ def test_deep_nesting_is_refused(tmp_path):
         bomb = {"list": [bomb]}
 
     _tamper(path, lambda d: _step(d, 0)["object"]["state"].append(["x", bomb]))
-    with pytest.raises(ModelFileError, match="nested (more than|[0-9]+ levels deep)"):
+    with pytest.raises(ModelFileError, match=r"nested (more than|[0-9]+ levels deep)"):
         load_model(path)
 
 
