@@ -276,7 +276,13 @@ def test_growth_partition_gives_the_leaves_of_training_rows():
 
     structure = structure_from_grown(grown, X.shape[1], 7)
     routed = np.full(X.shape[0], -1, dtype=np.int32)
-    route_binned(structure.graph(), codes, np.arange(X.shape[0]), routed)
+    route_binned(
+        structure.graph(),
+        structure.rules.category_sets,
+        codes,
+        np.arange(X.shape[0]),
+        routed,
+    )
     np.testing.assert_array_equal(routed[rows], grown.leaf_rank_of_row[rows])
     np.testing.assert_array_equal(routed, structure.apply_rank(X))
     # counts of each leaf are those of the rows it holds

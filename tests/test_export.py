@@ -187,8 +187,7 @@ def test_cart_rules_describe_the_split_exactly(name):
     t = tree.tree_
     rng = np.random.default_rng(5)
     points = rng.uniform(-2.5, 2.5, size=(20000, X_DATA.shape[1]))
-    # the inner trees compare float32 values, as scikit-learn does
-    values = points.astype(np.float32).astype(np.float64)
+    values = points
     for node in np.flatnonzero(~t.is_leaf):
         features = t.features[node]
         local = points if features is None else points[:, features]
@@ -196,7 +195,8 @@ def test_cart_rules_describe_the_split_exactly(name):
         inside = np.zeros(points.shape[0], dtype=bool)
         for box in rule_boxes(t, node):
             in_box = np.ones(points.shape[0], dtype=bool)
-            for feature, (lo, hi) in box.items():
+            for feature, constraint in box.items():
+                lo, hi = constraint["lo"], constraint["hi"]
                 in_box &= (values[:, feature] > lo) & (values[:, feature] <= hi)
             inside |= in_box
         np.testing.assert_array_equal(inside, expected)

@@ -59,7 +59,7 @@ def test_leafrank_describe_and_rules():
     leafrank = LeafRank(max_depth=1, min_samples_leaf=1).fit(X, [0, 0, 1, 1])
     assert leafrank.describe() == "left if (x[0] > 1.5)"
     assert leafrank.describe(["age", "bmi"]) == "left if (age > 1.5)"
-    assert leafrank.left_rules() == [[("x[0]", ">", 1.5)]]
+    assert leafrank.left_rules() == [[("x[0]", ">", 1.5, False)]]
     with pytest.raises(ValueError, match="feature_names must contain 2 elements"):
         leafrank.describe(["age"])
     np.testing.assert_allclose(leafrank.feature_importances_, [1.0, 0.0])

@@ -30,7 +30,12 @@ are gathered in :class:`GrowthParams`.
 from treerank.engine._binning import MAX_BINS, MISSING_BIN, BinMapper, bin_thresholds
 from treerank.engine._grow import GrownTree, GrowthParams, fit_rule, grow_ranking_tree
 from treerank.engine._routing import Router, compile_graph, route_binned
-from treerank.engine._split_rules import SplitRules, rule_feature_importances
+from treerank.engine._split_rules import (
+    SplitRules,
+    category_codes,
+    category_mask,
+    rule_feature_importances,
+)
 from treerank.engine._split_search import CRITERIA
 
 __all__ = [
@@ -43,6 +48,8 @@ __all__ = [
     "Router",
     "SplitRules",
     "bin_thresholds",
+    "category_codes",
+    "category_mask",
     "compile_graph",
     "fit_rule",
     "grow_ranking_tree",

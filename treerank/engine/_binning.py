@@ -8,6 +8,9 @@ of the (sub)sample. A value x falls in bin ``#{k : t_k < x}``, so bin b holds
 with the same thresholds, in float64 (no loss of precision). Missing values
 (NaN) get the reserved code :data:`MISSING_BIN`.
 
+A categorical feature holds category codes 0, 1, ..., C - 1 (C <= 255): each
+code is its own bin, and the trees split it by subsets of categories.
+
 With at most ``max_bins`` distinct values, every distinct value has its own bin,
 so a split search over the bins is an exhaustive search over the thresholds.
 Otherwise the thresholds sit at the ``k / max_bins`` quantiles of the values
@@ -79,6 +82,23 @@ def bin_thresholds(values, max_bins=MAX_BINS):
     return _midpoints(distinct[index], distinct[index + 1])
 
 
+def _check_category_codes(column, index):
+    """Number of categories of a column of codes (integers in [0, 254])."""
+    present = column[~np.isnan(column)]
+    if present.shape[0] == 0:
+        return 1
+    if (
+        np.any(present < 0)
+        or np.any(present >= MISSING_BIN)
+        or np.any(present != np.floor(present))
+    ):
+        raise ValueError(
+            f"categorical feature {index} must hold category codes: integers in "
+            f"[0, {MISSING_BIN - 1}] (NaN for missing)."
+        )
+    return int(present.max()) + 1
+
+
 class BinMapper:
     """Quantile bins of every feature, fitted once and shared by all trees.
 
@@ -92,13 +112,18 @@ class BinMapper:
         replacement when there are more rows); None uses all rows.
     random_state : int, RandomState instance or None, default=None
         Draws the subsample.
+    categorical : array-like of bool of shape (n_features,) or None, default=None
+        Features holding category codes (integers in ``[0, 254]``; NaN for
+        missing): each code is its own bin.
 
     Attributes
     ----------
     thresholds_ : list of ndarray
         The thresholds of each feature (see :func:`bin_thresholds`).
     n_bins_ : ndarray of int32 of shape (n_features,)
-        Number of non-missing bins of each feature (codes ``0..n_bins_-1``).
+        Number of non-missing bins of each feature (codes ``0..n_bins_-1``);
+        for a categorical feature, one more than its largest code.
+    is_categorical_ : ndarray of uint8 of shape (n_features,)
     threshold_table_ : ndarray of float64 of shape (n_features, 256)
         ``threshold_table_[f, b]`` is the real threshold of the split
         "bin <= b" of feature f (``+inf`` past the last threshold).
@@ -118,10 +143,13 @@ class BinMapper:
     array([0.5, 1.5, 2.5])
     """
 
-    def __init__(self, max_bins=MAX_BINS, subsample=200_000, random_state=None):
+    def __init__(
+        self, max_bins=MAX_BINS, subsample=200_000, random_state=None, categorical=None
+    ):
         self.max_bins = max_bins
         self.subsample = subsample
         self.random_state = random_state
+        self.categorical = categorical
 
     def fit(self, X):
         """Compute the thresholds of each feature.
@@ -145,16 +173,35 @@ class BinMapper:
                 f"got {self.max_bins!r}."
             )
         X = np.asarray(X, dtype=np.float64)
-        n_samples = X.shape[0]
+        n_samples, n_features = X.shape
+        categorical = (
+            np.zeros(n_features, dtype=bool)
+            if self.categorical is None
+            else np.asarray(self.categorical, dtype=bool)
+        )
+        if categorical.shape != (n_features,):
+            raise ValueError(
+                f"categorical must have one entry per feature ({n_features}); got "
+                f"shape {categorical.shape}."
+            )
+        self.is_categorical_ = categorical.astype(np.uint8)
+        n_categories = {
+            j: _check_category_codes(X[:, j], j) for j in np.flatnonzero(categorical)
+        }
         if self.subsample is not None and n_samples > self.subsample:
             rng = np.random.RandomState(self.random_state)
             rows = np.sort(rng.choice(n_samples, self.subsample, replace=False))
             X = X[rows]
         self.thresholds_ = [
-            bin_thresholds(X[:, j], self.max_bins) for j in range(X.shape[1])
+            np.zeros(0) if categorical[j] else bin_thresholds(X[:, j], self.max_bins)
+            for j in range(n_features)
         ]
         self.n_bins_ = np.array(
-            [t.shape[0] + 1 for t in self.thresholds_], dtype=np.int32
+            [
+                n_categories[j] if categorical[j] else t.shape[0] + 1
+                for j, t in enumerate(self.thresholds_)
+            ],
+            dtype=np.int32,
         )
         table = np.full((X.shape[1], MISSING_BIN + 1), np.inf)
         for j, thresholds in enumerate(self.thresholds_):
@@ -177,8 +224,14 @@ class BinMapper:
         codes = np.empty(X.shape, dtype=np.uint8)
         for j, thresholds in enumerate(self.thresholds_):
             column = X[:, j]
-            codes[:, j] = np.searchsorted(thresholds, column, side="left")
             missing = np.isnan(column)
+            if self.is_categorical_[j]:
+                _check_category_codes(column, j)
+                # a category unseen in fit is a missing value
+                missing |= column >= self.n_bins_[j]
+                codes[:, j] = np.where(missing, MISSING_BIN, column).astype(np.uint8)
+                continue
+            codes[:, j] = np.searchsorted(thresholds, column, side="left")
             if missing.any():
                 codes[missing, j] = MISSING_BIN
         return codes

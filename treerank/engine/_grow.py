@@ -47,6 +47,10 @@ class GrowthParams:
         Features drawn at each inner split (FR2); None for all.
     criterion : str
         A key of :data:`treerank.engine.CRITERIA`.
+    monotonic_cst : tuple of int or None
+        Per feature, +1 (the score must not decrease when the feature
+        increases, all else equal), -1 (must not increase) or 0; None for no
+        constraint.
     """
 
     max_depth: int | None = None
@@ -56,6 +60,7 @@ class GrowthParams:
     min_samples_leaf: int | float = 1
     rule_max_features: int | None = None
     criterion: str = "gini"
+    monotonic_cst: tuple | None = None
 
     def kernel_arguments(self):
         """The growth parameters in the order and types of the kernel."""
@@ -73,6 +78,12 @@ class GrowthParams:
             0 if self.rule_max_features is None else int(self.rule_max_features),
             CRITERIA[self.criterion],
         )
+
+    def monotonic(self, n_features):
+        """The monotonic constraints as the kernels take them."""
+        if self.monotonic_cst is None:
+            return np.zeros(n_features, dtype=np.int8)
+        return np.asarray(self.monotonic_cst, dtype=np.int8)
 
 
 class GrownTree(NamedTuple):
@@ -154,6 +165,9 @@ def grow_ranking_tree(codes, y01, weights, rows, bin_mapper, params, seed):
         child_right,
         left_leaf,
         improvement,
+        missing_seen,
+        category,
+        category_sets,
         leaf_of_row,
     ) = grow_tree(
         codes,
@@ -161,6 +175,8 @@ def grow_ranking_tree(codes, y01, weights, rows, bin_mapper, params, seed):
         weights,
         rows,
         bin_mapper.n_bins_,
+        _is_categorical(bin_mapper, codes.shape[1]),
+        params.monotonic(codes.shape[1]),
         *params.kernel_arguments(),
         new_state(seed),
         MIN_GAIN,
@@ -174,6 +190,9 @@ def grow_ranking_tree(codes, y01, weights, rows, bin_mapper, params, seed):
         child_right,
         left_leaf,
         improvement,
+        missing_seen,
+        category,
+        category_sets,
     )
     leaf_rank = np.cumsum(children_left < 0) - 1
     in_sample = leaf_of_row >= 0
@@ -192,6 +211,13 @@ def grow_ranking_tree(codes, y01, weights, rows, bin_mapper, params, seed):
     )
 
 
+def _is_categorical(bin_mapper, n_features):
+    flags = getattr(bin_mapper, "is_categorical_", None)
+    if flags is None:
+        return np.zeros(n_features, dtype=np.uint8)
+    return np.ascontiguousarray(flags, dtype=np.uint8)
+
+
 def _rules(
     bin_mapper,
     feature,
@@ -201,10 +227,15 @@ def _rules(
     child_right,
     left_leaf,
     improvement,
+    missing_seen,
+    category,
+    category_sets,
 ):
-    split = child_left >= 0
     threshold = np.zeros(feature.shape[0])
-    threshold[split] = bin_mapper.threshold_table_[feature[split], threshold_bin[split]]
+    numeric = (child_left >= 0) & (category < 0)
+    threshold[numeric] = bin_mapper.threshold_table_[
+        feature[numeric], threshold_bin[numeric]
+    ]
     return SplitRules(
         feature,
         threshold,
@@ -214,6 +245,9 @@ def _rules(
         left_leaf.astype(bool),
         improvement,
         threshold_bin=threshold_bin,
+        missing_seen=missing_seen.astype(bool),
+        category=category,
+        category_sets=category_sets,
     )
 
 
@@ -262,6 +296,9 @@ def fit_rule(codes, y01, weights, rows, bin_mapper, params, seed, features=None)
         child_right,
         left_leaf,
         improvement,
+        missing_seen,
+        category,
+        category_sets,
         gain,
         _,
     ) = fit_single_rule(
@@ -271,6 +308,8 @@ def fit_rule(codes, y01, weights, rows, bin_mapper, params, seed, features=None)
         rows,
         np.asarray(features, dtype=np.int64),
         bin_mapper.n_bins_,
+        _is_categorical(bin_mapper, codes.shape[1]),
+        params.monotonic(codes.shape[1]),
         rule_max_depth,
         min_leaf,
         rule_max_features,
@@ -286,5 +325,8 @@ def fit_rule(codes, y01, weights, rows, bin_mapper, params, seed, features=None)
         child_right,
         left_leaf,
         improvement,
+        missing_seen,
+        category,
+        category_sets,
     )
     return rules, float(gain)

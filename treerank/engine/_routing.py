@@ -51,6 +51,7 @@ def compile_graph(
     rule_child_left,
     rule_child_right,
     rule_left_leaf,
+    rule_category,
 ):
     """The decision graph of a ranking tree (see the module docstring).
 
@@ -63,8 +64,10 @@ def compile_graph(
     -------
     entry : int
         The root's first decision (or its leaf code for a one-leaf tree).
-    feature, threshold, threshold_bin, missing_left, next_left, next_right :
-        ndarrays of shape (n_decisions,).
+    feature, threshold, threshold_bin, missing_left, next_left, next_right, \
+category : ndarrays of shape (n_decisions,)
+        ``category`` is the row of the tree's category sets of a categorical
+        split (left when the code is in the set), -1 for a threshold split.
     """
     n_master = children_left.shape[0]
     # side of each inner node: 0 if all the inner leaves below it are on the
@@ -106,6 +109,7 @@ def compile_graph(
     missing_left = np.empty(n_decisions, dtype=np.uint8)
     next_left = np.empty(n_decisions, dtype=np.int32)
     next_right = np.empty(n_decisions, dtype=np.int32)
+    category = np.empty(n_decisions, dtype=np.int32)
     for m in range(n_master):
         if children_left[m] < 0:
             continue
@@ -118,6 +122,7 @@ def compile_graph(
             threshold[g] = rule_threshold[r]
             threshold_bin[g] = rule_bin[r]
             missing_left[g] = rule_missing_left[r]
+            category[g] = rule_category[r]
             for branch in range(2):
                 if branch == 0:
                     child = base + rule_child_left[r]
@@ -141,6 +146,7 @@ def compile_graph(
         missing_left,
         next_left,
         next_right,
+        category,
     )
 
 
@@ -150,6 +156,7 @@ NODE_DTYPE = np.dtype(
         ("feature", np.int32),
         ("missing_right", np.int32),
         ("child", np.int32, (2,)),
+        ("category", np.int32),
     ]
 )
 """A decision of a routing graph, packed in one record (one cache line read)."""
@@ -158,16 +165,24 @@ _ROW_BLOCK = 1024  # rows routed through one tree before the next tree
 
 
 @jit
-def route_values(X, entries, nodes, out):
+def _in_set(category_sets, row, code):
+    """Whether category ``code`` is in row ``row`` of the 256-bit sets."""
+    word = category_sets[row, code >> 6]
+    return np.int64((word >> np.uint64(code & 63)) & np.uint64(1))
+
+
+@jit
+def route_values(X, entries, nodes, category_sets, out):
     """Leaf rank of every row of X in every tree (``out`` of shape (n, n_trees)).
 
     ``entries[b]`` is tree b's entry point, its node ids already offset into
     the concatenated ``nodes`` (records of :data:`NODE_DTYPE`; leaf codes are
-    not offset). A block of rows goes through one tree, then the next, so that
-    both stay in cache; the rows of a block advance together one level at a
-    time, and each step picks the child by index instead of by a branch: the
-    rows' paths are independent chains the processor overlaps, and no branch
-    is mispredicted on the split outcomes.
+    not offset); ``category_sets`` holds the category sets of the categorical
+    splits (X then holds category codes). A block of rows goes through one
+    tree, then the next, so that both stay in cache; the rows of a block
+    advance together one level at a time, and each step picks the child by
+    index instead of by a branch: the rows' paths are independent chains the
+    processor overlaps, and no branch is mispredicted on the split outcomes.
     """
     n_trees = entries.shape[0]
     current = np.empty(_ROW_BLOCK, dtype=np.int64)
@@ -186,9 +201,16 @@ def route_values(X, entries, nodes, out):
                     k = active[a]
                     node = nodes[current[k]]
                     value = X[start + k, node.feature]
-                    right = np.int64(value > node.threshold)
                     if value != value:  # NaN: the split's missing direction
-                        right = node.missing_right
+                        right = np.int64(node.missing_right)
+                    elif node.category >= 0:
+                        code = np.int64(value)
+                        if 0 <= code < MISSING_BIN:
+                            right = 1 - _in_set(category_sets, node.category, code)
+                        else:  # not a category code: as missing
+                            right = np.int64(node.missing_right)
+                    else:
+                        right = np.int64(value > node.threshold)
                     following = node.child[right]
                     current[k] = following
                     active[kept] = k
@@ -200,7 +222,17 @@ def route_values(X, entries, nodes, out):
 
 @jit
 def route_codes(
-    codes, rows, entry, feature, threshold_bin, missing_left, next_left, next_right, out
+    codes,
+    rows,
+    entry,
+    feature,
+    threshold_bin,
+    missing_left,
+    next_left,
+    next_right,
+    category,
+    category_sets,
+    out,
 ):
     """Leaf rank of the rows ``rows`` of the bin codes in one tree, into ``out``."""
     for i in range(rows.shape[0]):
@@ -210,6 +242,8 @@ def route_codes(
             code = codes[row, feature[node]]
             if code == MISSING_BIN:
                 go_left = missing_left[node] == 1
+            elif category[node] >= 0:
+                go_left = _in_set(category_sets, category[node], np.int64(code)) == 1
             else:
                 go_left = code <= threshold_bin[node]
             node = next_left[node] if go_left else next_right[node]
@@ -223,6 +257,9 @@ class Router:
     ----------
     graphs : list of tuple
         One graph per tree, as returned by :func:`compile_graph`.
+    category_sets : list of ndarray or None, default=None
+        The category sets of each tree (``SplitRules.category_sets``), when
+        some splits are categorical.
 
     Examples
     --------
@@ -231,14 +268,15 @@ class Router:
     >>> # one split x[0] <= 1.5, right side better: leaf 0 is "x[0] > 1.5"
     >>> graph = (0, np.array([0], np.int32), np.array([1.5]),
     ...          np.array([0], np.uint8), np.array([1], np.uint8),
-    ...          np.array([-2], np.int32), np.array([-1], np.int32))
+    ...          np.array([-2], np.int32), np.array([-1], np.int32),
+    ...          np.array([-1], np.int32))
     >>> Router([graph]).leaf_ranks(np.array([[0.0], [3.0], [np.nan]]))
     array([[1],
            [0],
            [1]], dtype=int32)
     """
 
-    def __init__(self, graphs):
+    def __init__(self, graphs, category_sets=None):
         sizes = np.array([g[1].shape[0] for g in graphs], dtype=np.int64)
         offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
         entries = np.array([g[0] for g in graphs], dtype=np.int64)
@@ -254,7 +292,19 @@ class Router:
                     for g, o in zip(graphs, offsets)
                 ]
             )
+        if category_sets is None:
+            category_sets = [np.zeros((0, 4), dtype=np.uint64)] * len(graphs)
+        set_offsets = np.concatenate(
+            [[0], np.cumsum([sets.shape[0] for sets in category_sets])[:-1]]
+        )
+        nodes["category"] = np.concatenate(
+            [np.where(g[7] >= 0, g[7] + o, -1) for g, o in zip(graphs, set_offsets)]
+        )
         self.nodes = nodes
+        self.category_sets = np.ascontiguousarray(
+            np.concatenate([np.zeros((0, 4), np.uint64), *category_sets]),
+            dtype=np.uint64,
+        )
 
     @property
     def n_trees(self):
@@ -278,11 +328,11 @@ class Router:
         X = np.ascontiguousarray(X, dtype=np.float64)
         if out is None:
             out = np.empty((X.shape[0], self.n_trees), dtype=np.int32)
-        route_values(X, self.entries, self.nodes, out)
+        route_values(X, self.entries, self.nodes, self.category_sets, out)
         return out
 
 
-def route_binned(graph, codes, rows, out):
+def route_binned(graph, category_sets, codes, rows, out):
     """Leaf ranks of the rows ``rows`` of bin codes in one tree, into ``out[rows]``.
 
     Parameters
@@ -290,6 +340,8 @@ def route_binned(graph, codes, rows, out):
     graph : tuple
         The tree's graph (:func:`compile_graph`) from rules that kept their
         bins (a tree grown on these codes).
+    category_sets : ndarray of uint64 of shape (n_sets, 4)
+        The tree's category sets.
     codes : ndarray of uint8 of shape (n_samples, n_features)
     rows : ndarray of int
     out : ndarray of int32 of shape (n_samples,)
@@ -298,7 +350,7 @@ def route_binned(graph, codes, rows, out):
     -------
     out : ndarray of int32
     """
-    entry, feature, _, threshold_bin, missing_left, next_left, next_right = graph
+    entry, feature, _, threshold_bin, missing_left, next_left, next_right, cat = graph
     route_codes(
         codes,
         np.asarray(rows, dtype=np.int64),
@@ -308,6 +360,8 @@ def route_binned(graph, codes, rows, out):
         missing_left,
         next_left,
         next_right,
+        cat,
+        np.ascontiguousarray(category_sets, dtype=np.uint64),
         out,
     )
     return out

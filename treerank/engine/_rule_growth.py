@@ -22,7 +22,11 @@ from treerank.engine._binning import MISSING_BIN
 from treerank.engine._histogram import build_histograms, subtract_histograms
 from treerank.engine._jit import jit
 from treerank.engine._random import shuffle_prefix
-from treerank.engine._split_search import child_term, search_feature
+from treerank.engine._split_search import (
+    child_term,
+    search_categories,
+    search_feature,
+)
 
 __all__ = ["fit_single_rule", "grow_rule", "max_rule_nodes"]
 
@@ -64,6 +68,86 @@ def _partition(codes, rows, start, stop, feature, threshold_bin, missing_left, s
 
 
 @jit
+def _partition_categories(
+    codes, rows, start, stop, feature, category_set, missing_left, scratch
+):
+    """Stable partition by a category subset (a 256-bit set); left size."""
+    n_left = 0
+    n_right = 0
+    for i in range(start, stop):
+        row = rows[i]
+        code = codes[row, feature]
+        if code == MISSING_BIN:
+            left = missing_left
+        else:
+            left = (category_set[code >> 6] >> np.uint64(code & 63)) & np.uint64(1)
+        if left:
+            rows[start + n_left] = row
+            n_left += 1
+        else:
+            scratch[n_right] = row
+            n_right += 1
+    for i in range(n_right):
+        rows[start + n_left + i] = scratch[i]
+    return n_left
+
+
+@jit
+def _evaluate(
+    hist_j,
+    f,
+    is_categorical,
+    monotonic,
+    n_bins,
+    node_pos,
+    node_neg,
+    count,
+    P,
+    N,
+    min_leaf,
+    criterion,
+    parent_term,
+    best,
+    best_order,
+    low,
+    high,
+):
+    if is_categorical[f]:
+        return search_categories(
+            hist_j,
+            n_bins[f],
+            node_pos,
+            node_neg,
+            count,
+            P,
+            N,
+            min_leaf,
+            criterion,
+            parent_term,
+            best,
+            best_order,
+            low,
+            high,
+        )
+    return search_feature(
+        hist_j,
+        n_bins[f],
+        node_pos,
+        node_neg,
+        count,
+        P,
+        N,
+        min_leaf,
+        criterion,
+        parent_term,
+        best,
+        monotonic[f],
+        low,
+        high,
+    )
+
+
+@jit
 def grow_rule(
     codes,
     y,
@@ -73,6 +157,8 @@ def grow_rule(
     stop,
     node_features,
     n_bins,
+    is_categorical,
+    monotonic,
     max_depth,
     min_leaf,
     max_features,
@@ -87,6 +173,10 @@ def grow_rule(
     out_child_right,
     out_left_leaf,
     out_improvement,
+    out_missing_seen,
+    out_category,
+    category_sets,
+    n_category_sets,
     base,
 ):
     """Grow and merge the LeafRank rule of the segment ``rows[start:stop]``.
@@ -103,6 +193,16 @@ def grow_rule(
     node_features : ndarray of int64
         The features the rule may use.
     n_bins : ndarray of int32 of shape (n_features,)
+    is_categorical : ndarray of uint8 of shape (n_features,)
+        Features whose bins are categories (split by subsets).
+    monotonic : ndarray of int8 of shape (n_features,)
+        Monotonic constraints (+1: the rule's left side must be an up-set in
+        the feature, -1 a down-set, 0 none). Each inner node carries bounds on
+        its class-balanced positive proportion; a split on a constrained
+        feature must order its children accordingly and splits their bounds
+        at the midpoint of their values, every split keeps its children within
+        the node's bounds, and the merge keeps or drops leaves of equal ratio
+        together: the left side is then monotone in the constrained features.
     max_depth, min_leaf : int
         Depth of the inner tree and minimum number of rows in its leaves.
     max_features : int
@@ -115,7 +215,15 @@ def grow_rule(
     scratch : ndarray of int64 of shape (>= stop - start,)
         Work space for the partitions.
     out_* : ndarrays
-        Flat outputs for the inner nodes, written from ``base`` on.
+        Flat outputs for the inner nodes, written from ``base`` on;
+        ``out_category`` is the row of ``category_sets`` holding a categorical
+        split's set of categories sent left (-1 for a threshold split), and
+        ``out_missing_seen`` whether the split's node had missing values.
+    category_sets : ndarray of uint64 of shape (capacity, 4)
+        256-bit category sets, appended from row ``n_category_sets[0]`` on
+        (room for one per inner node of this rule is needed).
+    n_category_sets : ndarray of int64 of shape (1,)
+        Number of rows of ``category_sets`` in use (updated).
 
     Returns
     -------
@@ -143,6 +251,12 @@ def grow_rule(
     neg = np.empty(capacity, dtype=np.float64)
     slot = np.full(capacity, -1, dtype=np.int64)
     stack = np.empty(capacity, dtype=np.int64)
+    low = np.empty(capacity, dtype=np.float64)
+    high = np.empty(capacity, dtype=np.float64)
+    constrained = False
+    for j in range(node_features.shape[0]):
+        if monotonic[node_features[j]] != 0:
+            constrained = True
 
     k = n_node_features
     if 0 < max_features < n_node_features:
@@ -156,12 +270,15 @@ def grow_rule(
     order = np.arange(n_node_features)
     batch_features = np.empty(n_node_features, dtype=np.int64)
     best = np.empty(6, dtype=np.float64)
+    best_order = np.empty(256, dtype=np.int64)
 
     seg_start[0] = start
     seg_stop[0] = stop
     depth[0] = 0
     pos[0] = P
     neg[0] = N
+    low[0] = 0.0
+    high[0] = 1.0
     n_nodes = 1
     if not direct and not _stays_leaf(0, stop - start, P, N, max_depth, min_leaf):
         n_free -= 1
@@ -191,6 +308,8 @@ def grow_rule(
         out_missing_left[o] = 0
         out_left_leaf[o] = 0
         out_improvement[o] = 0.0
+        out_missing_seen[o] = 0
+        out_category[o] = -1
         s = seg_start[t]
         e = seg_stop[t]
         count = e - s
@@ -218,9 +337,12 @@ def grow_rule(
                 for jj in range(batch):
                     f = batch_features[jj]
                     before = best[0]
-                    if search_feature(
+                    if _evaluate(
                         tmp[jj],
-                        n_bins[f],
+                        f,
+                        is_categorical,
+                        monotonic,
+                        n_bins,
                         pos[t],
                         neg[t],
                         count,
@@ -230,6 +352,9 @@ def grow_rule(
                         criterion,
                         parent_term,
                         best,
+                        best_order,
+                        low[t],
+                        high[t],
                     ):
                         counted += 1
                     if best[0] > before:
@@ -244,9 +369,12 @@ def grow_rule(
                 jj = order[visited]
                 f = node_features[jj]
                 before = best[0]
-                if search_feature(
+                if _evaluate(
                     hist[jj],
-                    n_bins[f],
+                    f,
+                    is_categorical,
+                    monotonic,
+                    n_bins,
                     pos[t],
                     neg[t],
                     count,
@@ -256,6 +384,9 @@ def grow_rule(
                     criterion,
                     parent_term,
                     best,
+                    best_order,
+                    low[t],
+                    high[t],
                 ):
                     counted += 1
                 if best[0] > before:
@@ -267,18 +398,52 @@ def grow_rule(
                 free[n_free] = slot[t]
                 n_free += 1
             continue
-        threshold_bin = int(best[1])
         left_pos = best[3]
         left_neg = best[4]
-        missing_left = best[2] > 0.5
+        if best[5] > 0.5:  # a subset of categories
+            threshold_bin = 0
+            set_row = n_category_sets[0]
+            n_category_sets[0] += 1
+            category_set = category_sets[set_row]
+            category_set[:] = 0
+            trained_missing_left = False
+            for i in range(int(best[1])):
+                code = best_order[i]
+                if code == MISSING_BIN:
+                    trained_missing_left = True
+                else:
+                    category_set[code >> 6] |= np.uint64(1) << np.uint64(code & 63)
+            out_category[o] = set_row
+            n_left = _partition_categories(
+                codes,
+                rows,
+                s,
+                e,
+                best_feature,
+                category_set,
+                trained_missing_left,
+                scratch,
+            )
+        else:
+            threshold_bin = int(best[1])
+            trained_missing_left = best[2] > 0.5
+            n_left = _partition(
+                codes,
+                rows,
+                s,
+                e,
+                best_feature,
+                threshold_bin,
+                trained_missing_left,
+                scratch,
+            )
+        missing_left = trained_missing_left
+        out_missing_seen[o] = best_missing > 0
         if best_missing == 0:
             # no missing value here: at prediction they follow the heavier side
             missing_left = left_pos + left_neg > (pos[t] - left_pos) + (
                 neg[t] - left_neg
             )
-        n_left = _partition(
-            codes, rows, s, e, best_feature, threshold_bin, best[2] > 0.5, scratch
-        )
         left = n_nodes
         right = n_nodes + 1
         n_nodes += 2
@@ -298,6 +463,25 @@ def grow_rule(
         neg[left] = left_neg
         pos[right] = pos[t] - left_pos
         neg[right] = neg[t] - left_neg
+        low[left] = low[t]
+        high[left] = high[t]
+        low[right] = low[t]
+        high[right] = high[t]
+        if monotonic[best_feature] != 0 and best[5] < 0.5:
+            # children's values on either side of their midpoint, for good
+            a = pos[left] / P
+            b = neg[left] / N
+            q_left = a / (a + b)
+            a = pos[right] / P
+            b = neg[right] / N
+            q_right = a / (a + b)
+            middle = 0.5 * (q_left + q_right)
+            if monotonic[best_feature] > 0:
+                high[left] = middle
+                low[right] = middle
+            else:
+                low[left] = middle
+                high[right] = middle
         if not direct:
             need_left = not _stays_leaf(
                 depth[left], n_left, pos[left], neg[left], max_depth, min_leaf
@@ -384,6 +568,12 @@ def grow_rule(
     for i in range(n_leaves):
         t = leaves[ranking[i]]
         cumulative += pos[t] / P - neg[t] / N
+        if (
+            constrained
+            and i + 1 < n_leaves
+            and ratio[ranking[i + 1]] == ratio[ranking[i]]
+        ):
+            continue  # leaves of equal ratio are kept or dropped together
         if cumulative > gain:
             gain = cumulative
             n_kept = i + 1
@@ -416,6 +606,8 @@ def fit_single_rule(
     rows,
     node_features,
     n_bins,
+    is_categorical,
+    monotonic,
     max_depth,
     min_leaf,
     max_features,
@@ -425,8 +617,10 @@ def fit_single_rule(
     """The rule of one node holding ``rows`` (a standalone LeafRank).
 
     Returns the inner nodes' arrays (feature, bin, missing_left, child_left,
-    child_right, left_leaf, improvement), the gain, and ``rows`` partitioned
-    with the left rows first together with their number.
+    child_right, left_leaf, improvement, missing_seen, category), the category
+    sets, the
+    gain, and the number of rows sent left (``rows`` is partitioned, left rows
+    first).
     """
     capacity = max_rule_nodes(max_depth, rows.shape[0], min_leaf)
     feature = np.empty(capacity, dtype=np.int32)
@@ -436,6 +630,10 @@ def fit_single_rule(
     child_right = np.empty(capacity, dtype=np.int32)
     left_leaf = np.empty(capacity, dtype=np.uint8)
     improvement = np.empty(capacity, dtype=np.float64)
+    missing_seen = np.empty(capacity, dtype=np.uint8)
+    category = np.empty(capacity, dtype=np.int32)
+    category_sets = np.empty((capacity, 4), dtype=np.uint64)
+    n_category_sets = np.zeros(1, dtype=np.int64)
     hist_pool = np.empty((max_depth + 3, node_features.shape[0], 256, 3))
     scratch = np.empty(rows.shape[0], dtype=np.int64)
     n_nodes, n_left, gain = grow_rule(
@@ -447,6 +645,8 @@ def fit_single_rule(
         rows.shape[0],
         node_features,
         n_bins,
+        is_categorical,
+        monotonic,
         max_depth,
         min_leaf,
         max_features,
@@ -461,6 +661,10 @@ def fit_single_rule(
         child_right,
         left_leaf,
         improvement,
+        missing_seen,
+        category,
+        category_sets,
+        n_category_sets,
         0,
     )
     return (
@@ -471,6 +675,9 @@ def fit_single_rule(
         child_right[:n_nodes].copy(),
         left_leaf[:n_nodes].copy(),
         improvement[:n_nodes].copy(),
+        missing_seen[:n_nodes].copy(),
+        category[:n_nodes].copy(),
+        category_sets[: n_category_sets[0]].copy(),
         gain,
         n_left,
     )

@@ -6,8 +6,9 @@ arrays, and the master tree gives each internal node the range
 ``rule_start:rule_stop`` of its rule. Inside a rule, children are numbered from
 the rule's root (local indices, -1 for an inner leaf). An inner node splits on
 ``x[feature] <= threshold`` (missing values to the left when
-``missing_left``); an inner leaf belongs to the left (better) side of the
-master split when ``left_leaf`` is True.
+``missing_left``), or, on a categorical feature, on whether the category code
+of ``x[feature]`` is in the node's set of categories; an inner leaf belongs to
+the left (better) side of the master split when ``left_leaf`` is True.
 """
 
 # Authors: The treerank developers
@@ -15,7 +16,34 @@ master split when ``left_leaf`` is True.
 
 import numpy as np
 
-__all__ = ["SplitRules", "rule_feature_importances"]
+__all__ = [
+    "SplitRules",
+    "category_codes",
+    "category_mask",
+    "rule_feature_importances",
+]
+
+
+def category_codes(mask):
+    """The category codes in a 256-bit mask (4 uint64 words), increasing.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank.engine import category_codes, category_mask
+    >>> category_codes(category_mask([0, 3, 70]))
+    (0, 3, 70)
+    """
+    words = np.asarray(mask, dtype=np.uint64)
+    bits = np.unpackbits(words.astype("<u8").view(np.uint8), bitorder="little")
+    return tuple(int(c) for c in np.flatnonzero(bits))
+
+
+def category_mask(codes):
+    """The 256-bit mask (4 uint64 words) of a collection of codes in [0, 255]."""
+    bits = np.zeros(256, dtype=np.uint8)
+    bits[np.asarray(list(codes), dtype=np.int64)] = 1
+    return np.packbits(bits, bitorder="little").view("<u8").astype(np.uint64)
 
 
 class SplitRules:
@@ -40,6 +68,17 @@ class SplitRules:
         The split's bin (left when the bin code is at most this), kept while
         the training data's codes are at hand; None for a rule read from a
         file.
+    missing_seen : ndarray of bool of shape (n_nodes,) or None, default=None
+        Whether each split's node had missing values in training (where it
+        had none, missing values follow the side of larger training weight);
+        None: unknown (taken as True).
+    category : ndarray of int of shape (n_nodes,) or None, default=None
+        For a split on a categorical feature, the row of ``category_sets``
+        holding the categories sent left; -1 for a threshold split (None: no
+        categorical split).
+    category_sets : ndarray of uint64 of shape (n_sets, 4) or None, default=None
+        Sets of category codes as 256-bit masks (code c is bit ``c % 64`` of
+        word ``c // 64``).
 
     Examples
     --------
@@ -64,6 +103,9 @@ class SplitRules:
         left_leaf,
         improvement,
         threshold_bin=None,
+        missing_seen=None,
+        category=None,
+        category_sets=None,
     ):
         self.feature = np.asarray(feature, dtype=np.int32)
         self.threshold = np.asarray(threshold, dtype=np.float64)
@@ -76,6 +118,23 @@ class SplitRules:
             None if threshold_bin is None else np.asarray(threshold_bin, np.uint8)
         )
         n = self.feature.shape[0]
+        self.missing_seen = (
+            np.ones(n, dtype=bool)
+            if missing_seen is None
+            else np.asarray(missing_seen, dtype=bool)
+        )
+        self.category = (
+            np.full(n, -1, dtype=np.int32)
+            if category is None
+            else np.asarray(category, dtype=np.int32)
+        )
+        self.category_sets = (
+            np.zeros((0, 4), dtype=np.uint64)
+            if category_sets is None
+            else np.asarray(category_sets, dtype=np.uint64).reshape(-1, 4)
+        )
+        if np.any(self.category >= self.category_sets.shape[0]):
+            raise ValueError("SplitRules.category refers to a missing category set.")
         for name in (
             "threshold",
             "missing_left",
@@ -83,6 +142,8 @@ class SplitRules:
             "child_right",
             "left_leaf",
             "improvement",
+            "missing_seen",
+            "category",
         ):
             if getattr(self, name).shape != (n,):
                 raise ValueError(
@@ -96,7 +157,11 @@ class SplitRules:
         return int(self.feature.shape[0])
 
     def arrays(self, start, stop):
-        """The arrays of the rule ``start:stop`` (children local to it)."""
+        """The arrays of the rule ``start:stop`` (children local to it).
+
+        ``categories`` holds, for each inner node, the tuple of category codes
+        sent left by a categorical split (None for a threshold split).
+        """
         part = slice(start, stop)
         return {
             "children_left": self.child_left[part],
@@ -106,6 +171,11 @@ class SplitRules:
             "missing_left": self.missing_left[part],
             "left_nodes": self.left_leaf[part],
             "improvement": self.improvement[part],
+            "missing_seen": self.missing_seen[part],
+            "categories": [
+                None if index < 0 else category_codes(self.category_sets[index])
+                for index in self.category[part]
+            ],
         }
 
     def kernel_arrays(self):
@@ -121,6 +191,7 @@ class SplitRules:
             self.child_left,
             self.child_right,
             self.left_leaf.view(np.uint8),
+            self.category,
         )
 
 

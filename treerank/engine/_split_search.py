@@ -26,7 +26,7 @@ import numpy as np
 from treerank.engine._binning import MISSING_BIN
 from treerank.engine._jit import jit
 
-__all__ = ["CRITERIA", "child_term", "search_feature"]
+__all__ = ["CRITERIA", "child_term", "search_categories", "search_feature"]
 
 CRITERIA = {"gini": 0, "entropy": 1, "log_loss": 1, "youden": 2}
 """Criterion names and their codes in the kernels."""
@@ -53,6 +53,30 @@ def child_term(a, b, criterion):
 
 
 @jit
+def _admissible(lp, ln, rp, rn, P, N, constraint, low, high):
+    """Whether the children respect the node's bounds and the constraint.
+
+    A child's value is its class-balanced positive proportion
+    ``q = a / (a + b)`` (the order of beta/alpha); both children must stay in
+    ``[low, high]``, and for a constraint +1 (-1) the left child, which holds
+    the lower values, must not have a larger (smaller) value than the right.
+    """
+    a = lp / P
+    b = ln / N
+    q_left = a / (a + b) if a + b > 0.0 else 0.5
+    a = rp / P
+    b = rn / N
+    q_right = a / (a + b) if a + b > 0.0 else 0.5
+    if q_left < low or q_left > high or q_right < low or q_right > high:
+        return False
+    if constraint > 0:
+        return q_left <= q_right
+    if constraint < 0:
+        return q_left >= q_right
+    return True
+
+
+@jit
 def search_feature(
     hist_j,
     n_bins,
@@ -65,6 +89,9 @@ def search_feature(
     criterion,
     parent_term,
     best,
+    constraint,
+    low,
+    high,
 ):
     """Improve ``best`` with the threshold splits of one feature.
 
@@ -85,10 +112,16 @@ def search_feature(
         Code of the criterion (see :data:`CRITERIA`).
     parent_term : float
         The criterion's term of the node itself.
-    best : ndarray of float64 of shape (5,)
+    best : ndarray of float64 of shape (6,)
         ``(improvement, bin, missing_left, left positive weight, left negative
-        weight)`` of the best split so far (improvement -inf if none); updated
-        in place when a split of this feature is strictly better.
+        weight, categorical)`` of the best split so far (improvement -inf if
+        none); updated in place when a split of this feature is strictly
+        better.
+    constraint : int
+        Monotonic constraint of the feature (+1, -1 or 0).
+    low, high : float
+        Bounds on the children's class-balanced positive proportions (from the
+        monotonic constraints above the node; 0 and 1 without).
 
     Returns
     -------
@@ -128,6 +161,10 @@ def search_feature(
                 continue
             rp = node_pos - lp
             rn = node_neg - ln
+            if (constraint != 0 or low > 0.0 or high < 1.0) and not _admissible(
+                lp, ln, rp, rn, P, N, constraint, low, high
+            ):
+                continue
             value = (
                 child_term(lp / P, ln / N, criterion)
                 + child_term(rp / P, rn / N, criterion)
@@ -139,4 +176,97 @@ def search_feature(
                 best[2] = missing_left
                 best[3] = lp
                 best[4] = ln
+                best[5] = 0.0
+    return True
+
+
+@jit
+def search_categories(
+    hist_j,
+    n_bins,
+    node_pos,
+    node_neg,
+    node_count,
+    P,
+    N,
+    min_leaf,
+    criterion,
+    parent_term,
+    best,
+    best_order,
+    low,
+    high,
+):
+    """Improve ``best`` with the category-subset splits of a categorical feature.
+
+    For two classes and a concave impurity (and for ``"youden"``), the best
+    subset of categories to send left is a prefix of the categories sorted by
+    their (class-balanced) positive proportion in the node -- the same argument
+    as the merge of a LeafRank's leaves by beta/alpha -- so only the prefixes of
+    that order are scored. The missing bin, when the node has missing values,
+    is one more category.
+
+    Parameters are those of :func:`search_feature` (a categorical feature has
+    no monotonic constraint, but the bounds apply), and ``best_order`` (int64
+    of shape (256,)), which receives the order of the categories when the best
+    split is found here: the left side is then its first ``best[1]`` entries,
+    and ``best[5]`` is set to 1.
+
+    Returns
+    -------
+    non_constant : bool
+    """
+    order = np.empty(n_bins + 1, dtype=np.int64)
+    key = np.empty(n_bins + 1, dtype=np.float64)
+    n_present = 0
+    for c in range(n_bins + 1):
+        code = c if c < n_bins else MISSING_BIN
+        if hist_j[code, 2] > 0:
+            a = hist_j[code, 0] / P
+            b = hist_j[code, 1] / N
+            order[n_present] = code
+            key[n_present] = a / (a + b) if a + b > 0.0 else 0.0
+            n_present += 1
+    if n_present < 2:
+        return False
+    ranking = np.argsort(-key[:n_present], kind="mergesort")
+    sorted_codes = order[:n_present][ranking]
+    left_pos = 0.0
+    left_neg = 0.0
+    left_count = 0.0
+    for k in range(n_present - 1):
+        code = sorted_codes[k]
+        left_pos += hist_j[code, 0]
+        left_neg += hist_j[code, 1]
+        left_count += hist_j[code, 2]
+        if left_count < min_leaf or node_count - left_count < min_leaf:
+            continue
+        if (low > 0.0 or high < 1.0) and not _admissible(
+            left_pos,
+            left_neg,
+            node_pos - left_pos,
+            node_neg - left_neg,
+            P,
+            N,
+            0,
+            low,
+            high,
+        ):
+            continue
+        value = (
+            child_term(left_pos / P, left_neg / N, criterion)
+            + child_term(
+                (node_pos - left_pos) / P, (node_neg - left_neg) / N, criterion
+            )
+            - parent_term
+        )
+        if value > best[0]:
+            best[0] = value
+            best[1] = k + 1
+            best[2] = 0.0
+            best[3] = left_pos
+            best[4] = left_neg
+            best[5] = 1.0
+            for i in range(n_present):
+                best_order[i] = sorted_codes[i]
     return True

@@ -30,12 +30,22 @@ def _enlarge(array, size):
 
 
 @jit
+def _enlarge_rows(array, size):
+    """A copy of a 2-d ``array`` with room for at least ``size`` rows."""
+    out = np.empty((max(size, 2 * array.shape[0]), array.shape[1]), dtype=array.dtype)
+    out[: array.shape[0]] = array
+    return out
+
+
+@jit
 def grow_tree(
     codes,
     y,
     w,
     rows,
     n_bins,
+    is_categorical,
+    monotonic,
     max_depth,
     min_samples_split,
     n_features_node,
@@ -57,6 +67,9 @@ def grow_tree(
     rows : ndarray of int64
         The rows of the tree's sample (permuted in place).
     n_bins : ndarray of int32 of shape (n_features,)
+    is_categorical : ndarray of uint8 of shape (n_features,)
+    monotonic : ndarray of int8 of shape (n_features,)
+        Monotonic constraints of the features (see ``grow_rule``).
     max_depth : int
         Maximum depth of the master tree (-1: none).
     min_samples_split : int
@@ -79,7 +92,9 @@ def grow_tree(
     tuple of ndarrays
         Master nodes: children_left, children_right, n_pos, n_neg, rule_start,
         rule_stop, gain; inner nodes: feature, bin, missing_left, child_left,
-        child_right, left_leaf, improvement; and the leaf (node id) of every
+        child_right, left_leaf, improvement, missing_seen, category; the
+        category sets
+        (uint64 of shape (n_sets, 4)); and the leaf (node id) of every
         row of ``rows`` (-1 for other rows), of shape (n_samples,).
     """
     n_samples, n_features = codes.shape
@@ -108,6 +123,10 @@ def grow_tree(
     child_right = np.empty(rule_capacity, dtype=np.int32)
     left_leaf = np.empty(rule_capacity, dtype=np.uint8)
     improvement = np.empty(rule_capacity, dtype=np.float64)
+    missing_seen = np.empty(rule_capacity, dtype=np.uint8)
+    category = np.empty(rule_capacity, dtype=np.int32)
+    category_sets = np.empty((rule_capacity, 4), dtype=np.uint64)
+    n_category_sets = np.zeros(1, dtype=np.int64)
     n_rule_nodes = 0
 
     stack_capacity = 64
@@ -189,6 +208,10 @@ def grow_tree(
                 child_right = _enlarge(child_right, rule_capacity)
                 left_leaf = _enlarge(left_leaf, rule_capacity)
                 improvement = _enlarge(improvement, rule_capacity)
+                missing_seen = _enlarge(missing_seen, rule_capacity)
+                category = _enlarge(category, rule_capacity)
+                category_sets = _enlarge_rows(category_sets, rule_capacity)
+            sets_before = n_category_sets[0]
             n_inner, n_left, gain = grow_rule(
                 codes,
                 y,
@@ -198,6 +221,8 @@ def grow_tree(
                 stop,
                 node_features,
                 n_bins,
+                is_categorical,
+                monotonic,
                 rule_max_depth,
                 min_leaf,
                 rule_max_features,
@@ -212,9 +237,15 @@ def grow_tree(
                 child_right,
                 left_leaf,
                 improvement,
+                missing_seen,
+                category,
+                category_sets,
+                n_category_sets,
                 n_rule_nodes,
             )
             split = gain > min_gain and 0 < n_left < count
+            if not split:
+                n_category_sets[0] = sets_before  # the rule is discarded
         if not split:
             for i in range(start, stop):
                 leaf_of_row[rows[i]] = node
@@ -257,5 +288,8 @@ def grow_tree(
         child_right[:n_rule_nodes].copy(),
         left_leaf[:n_rule_nodes].copy(),
         improvement[:n_rule_nodes].copy(),
+        missing_seen[:n_rule_nodes].copy(),
+        category[:n_rule_nodes].copy(),
+        category_sets[: n_category_sets[0]].copy(),
         leaf_of_row,
     )

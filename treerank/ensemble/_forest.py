@@ -32,11 +32,18 @@ from treerank.tree._classes import (
     MAX_FEATURES_CONSTRAINT,
     BinnedData,
     TreeRank,
+    check_monotonic_cst,
     engine_growth_params,
     fitted_treerank,
     grow_engine_structure,
 )
 from treerank.tree._leafrank import LeafRank
+from treerank.utils._categorical import (
+    CATEGORICAL_FEATURES_CONSTRAINT,
+    categorical_mask,
+    category_labels,
+    feature_matrix,
+)
 from treerank.utils._progress import ProgressBar
 from treerank.utils._sklearn_compat import (
     HasMethods,
@@ -44,7 +51,6 @@ from treerank.utils._sklearn_compat import (
     RealNotInt,
     StrOptions,
     _fit_context,
-    validate_data,
 )
 from treerank.utils.validation import check_training_target
 
@@ -112,7 +118,13 @@ def _grow_engine_tree(
         unrouted = np.arange(leaf_ranks.shape[0])
     else:
         unrouted = np.flatnonzero(leaf_ranks < 0)
-    route_binned(tree.tree_.graph(), data.codes, unrouted, leaf_ranks)
+    route_binned(
+        tree.tree_.graph(),
+        tree.tree_.rules.category_sets,
+        data.codes,
+        unrouted,
+        leaf_ranks,
+    )
     return tree, counts.astype(np.int32), leaf_ranks
 
 
@@ -214,6 +226,15 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
         joblib backend works, e.g. Dask with
         ``joblib.parallel_config(backend="dask")``; the trees' seeds are drawn
         before dispatch, so the forest does not depend on the backend.
+    monotonic_cst : array-like of int of shape (n_features,), dict or None, \
+default=None
+        Monotonic constraints, as in :class:`TreeRank`: every tree is monotone,
+        and so is the aggregated score (with ``aggregation="median"`` every
+        point is then placed by the Kendall-optimal insertion, a monotone map
+        of its leaves).
+    categorical_features : "from_dtype", array-like or None, default="from_dtype"
+        Which features are categorical, as in :class:`TreeRank` (see
+        :class:`~treerank.utils.CategoryEncoder`).
     random_state : int, RandomState instance or None, default=None
         Controls the samples, the feature randomization and the median solver.
     verbose : int, default=0
@@ -288,6 +309,8 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
         "aggregation_max_iter": [Interval(Integral, 0, None, closed="left")],
         "aggregation_tol": [Interval(Real, 0.0, None, closed="left")],
         "n_jobs": [Integral, None],
+        "monotonic_cst": ["array-like", dict, None],
+        "categorical_features": CATEGORICAL_FEATURES_CONSTRAINT,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
@@ -309,6 +332,8 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
         aggregation_max_iter=10,
         aggregation_tol=1e-5,
         n_jobs=None,
+        monotonic_cst=None,
+        categorical_features="from_dtype",
         random_state=None,
         verbose=0,
     ):
@@ -326,6 +351,8 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
         self.aggregation_max_iter = aggregation_max_iter
         self.aggregation_tol = aggregation_tol
         self.n_jobs = n_jobs
+        self.monotonic_cst = monotonic_cst
+        self.categorical_features = categorical_features
         self.random_state = random_state
         self.verbose = verbose
 
@@ -351,6 +378,8 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
             leafrank=leafrank,
             max_features_node=self.max_features_node,
             ccp_alpha=self.ccp_alpha,
+            monotonic_cst=self.monotonic_cst,
+            categorical_features=self.categorical_features,
         )
 
     def _sample_size(self, n_samples):
@@ -374,7 +403,9 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training data; NaN and infinity are refused.
+            Training data: numbers, NaN for missing values (each split
+            learns where they go), and categorical columns (see
+            ``categorical_features``); infinity is refused.
         y : array-like of shape (n_samples,)
             Binary labels (the larger value, or True, is positive; strings are
             refused as ambiguous).
@@ -385,9 +416,7 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
         -------
         self : RankingForest
         """
-        X, y = validate_data(
-            self, X, y, dtype=np.float64, ensure_all_finite="allow-nan"
-        )
+        X, y = feature_matrix(self, X, y, reset=True)
         y01, self.classes_, sample_weight = check_training_target(
             y, sample_weight, X.shape[0]
         )
@@ -399,6 +428,16 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
         seeds = rng.randint(_MAX_SEED, size=self.n_estimators)
         aggregation_seed = int(rng.randint(_MAX_SEED))
         binning_seed = int(rng.randint(_MAX_SEED))
+        categorical = categorical_mask(self)
+        monotonic = check_monotonic_cst(self, X.shape[1])
+        if not isinstance(template.leafrank, LeafRank) and (
+            categorical is not None or monotonic is not None
+        ):
+            raise ValueError(
+                "Categorical features and monotonic_cst need the default LeafRank; "
+                f"{type(template.leafrank).__name__} would read category codes as "
+                "numbers and cannot enforce monotonicity."
+            )
         if isinstance(template.leafrank, LeafRank):
             # binned once, shared by all trees; the compiled growth releases
             # the GIL, so threads run trees in parallel without copies of X
@@ -407,6 +446,7 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
                 np.flatnonzero(sample_weight > 0),
                 template.leafrank.max_bins,
                 binning_seed,
+                categorical,
             )
             params = engine_growth_params(
                 template.leafrank,
@@ -414,6 +454,7 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
                 min_samples_split=self.min_samples_split,
                 max_features_node=self.max_features_node,
                 n_features=X.shape[1],
+                monotonic_cst=monotonic,
             )
             tasks = (
                 delayed(_grow_engine_tree)(
@@ -449,10 +490,15 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
         )
         self.estimators_ = [result[0] for result in results]
         self._build_router()
+        labels = category_labels(self)
         for tree in self.estimators_:
             tree.classes_ = self.classes_
+            tree._category_encoder = self._category_encoder
             if hasattr(self, "feature_names_in_"):
                 tree.feature_names_in_ = self.feature_names_in_
+            for structure in (tree.tree_, tree.full_tree_):
+                if structure.rules is not None:
+                    structure.category_labels = labels
         self.estimators_samples_ = np.stack([result[1] for result in results])
         leaf_ranks = np.column_stack([result[2] for result in results])
         self._n_leaves = np.array([t.tree_.n_leaves for t in self.estimators_])
@@ -540,7 +586,10 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
         """Concatenate the trees' decision graphs (engine trees only)."""
         self._router = None
         if all(tree.tree_.rules is not None for tree in self.estimators_):
-            self._router = Router([tree.tree_.graph() for tree in self.estimators_])
+            self._router = Router(
+                [tree.tree_.graph() for tree in self.estimators_],
+                [tree.tree_.rules.category_sets for tree in self.estimators_],
+            )
 
     def _leaf_ranks(self, X):
         """Leaf rank of each row in each tree, shape (n_samples, n_estimators).
@@ -610,9 +659,7 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
 
     def _validate_X_predict(self, X):
         check_is_fitted(self)
-        return validate_data(
-            self, X, reset=False, dtype=np.float64, ensure_all_finite="allow-nan"
-        )
+        return feature_matrix(self, X, reset=False)
 
     def decision_function(self, X):
         """Aggregated ranking score of each sample (higher = ranked first).

@@ -138,22 +138,28 @@ def node_feature_names(structure, node, feature_names):
     return [feature_names[int(j)] for j in features]
 
 
+_OPPOSITE = {"<=": ">", ">": "<=", "in": "not in", "not in": "in"}
+
+
 def rule_boxes(structure, node):
     """The left side of a CART-like split as a simplified union of boxes.
 
     Reads the LeafRank's ``left_rules`` (one box per kept inner-tree leaf, a
-    conjunction of threshold conditions), then simplifies without changing
-    the region: two boxes that differ only by ``f <= t`` versus ``f > t`` in
-    their last condition merge into their common part (repeatedly), and the
-    conditions of a box on one feature collapse into one interval
-    ``lo < x <= hi``.
+    conjunction of conditions), then simplifies without changing the region:
+    two boxes that differ only by opposite last conditions (``f <= t`` versus
+    ``f > t``, ``f in S`` versus ``f not in S``) merge into their common part
+    (repeatedly), and the conditions of a box on one feature collapse into one
+    constraint.
 
     Returns
     -------
     boxes : list of dict or None
-        One dict per box mapping a global feature index to ``(lo, hi)``
-        (``-inf``/``inf`` when open), in order of first use; None if the
-        LeafRank has no ``left_rules``.
+        One dict per box mapping a global feature index to its constraint, a
+        dict with ``lo``, ``hi`` (an interval ``lo < x <= hi``, ``-inf``/``inf``
+        when open), ``in`` (the allowed categories, or None for any),
+        ``out`` (excluded categories) and ``missing`` (whether missing values
+        are in the box, where the splits saw missing values), in order of
+        first use; None if the LeafRank has no ``left_rules``.
     """
     leafrank = structure.leafranks[node]
     left_rules = getattr(leafrank, "left_rules", None)
@@ -168,8 +174,8 @@ def rule_boxes(structure, node):
     else:
         return None
     paths = [
-        tuple((int(f), op, float(t)) for f, op, t in conditions)
-        for conditions in left_rules(tokens)
+        tuple((int(f), op, value, bool(missing)) for f, op, value, missing in rule)
+        for rule in left_rules(tokens)
     ]
     merged = True
     while merged:
@@ -177,34 +183,66 @@ def rule_boxes(structure, node):
         for i, a in enumerate(paths):
             if not a:
                 continue
-            f, op, t = a[-1]
-            twin = (*a[:-1], (f, ">" if op == "<=" else "<=", t))
-            if twin in paths[i + 1 :]:
-                paths = [p for p in paths if p not in (a, twin)] + [a[:-1]]
-                merged = True
+            f, op, value, _ = a[-1]
+            for b in paths[i + 1 :]:
+                if b[:-1] == a[:-1] and b[-1][:3] == (f, _OPPOSITE[op], value):
+                    paths = [p for p in paths if p is not a and p is not b]
+                    paths.append(a[:-1])
+                    merged = True
+                    break
+            if merged:
                 break
     boxes = []
     for conditions in paths:
         box = {}
-        for f, op, t in conditions:
-            lo, hi = box.get(f, (-np.inf, np.inf))
-            box[f] = (lo, min(hi, t)) if op == "<=" else (max(lo, t), hi)
+        for f, op, value, missing in conditions:
+            c = box.setdefault(
+                f,
+                {
+                    "lo": -np.inf,
+                    "hi": np.inf,
+                    "in": None,
+                    "out": set(),
+                    "missing": True,
+                },
+            )
+            if op == "<=":
+                c["hi"] = min(c["hi"], value)
+            elif op == ">":
+                c["lo"] = max(c["lo"], value)
+            elif op == "in":
+                c["in"] = set(value) if c["in"] is None else c["in"] & set(value)
+            else:
+                c["out"] |= set(value)
+            c["missing"] = c["missing"] and missing
         boxes.append(box)
     return boxes
+
+
+def _format_constraint(name, c):
+    if c["in"] is not None or c["out"]:
+        if c["in"] is not None:
+            op, labels = "in", c["in"] - c["out"]
+        else:
+            op, labels = "not in", c["out"]
+        text = f"{name} {op} {{{', '.join(sorted(map(str, labels)))}}}"
+    elif np.isfinite(c["lo"]) and np.isfinite(c["hi"]):
+        text = f"{c['lo']:.6g} < {name} <= {c['hi']:.6g}"
+    elif np.isfinite(c["hi"]):
+        text = f"{name} <= {c['hi']:.6g}"
+    else:
+        text = f"{name} > {c['lo']:.6g}"
+    return f"{text} or missing" if c["missing"] else text
 
 
 def _format_box(box, feature_names):
     if not box:
         return "everything"
     parts = []
-    for f, (lo, hi) in box.items():
+    for f, c in box.items():
         name = f"x[{f}]" if feature_names is None else feature_names[f]
-        if np.isfinite(lo) and np.isfinite(hi):
-            parts.append(f"{lo:.6g} < {name} <= {hi:.6g}")
-        elif np.isfinite(hi):
-            parts.append(f"{name} <= {hi:.6g}")
-        else:
-            parts.append(f"{name} > {lo:.6g}")
+        text = _format_constraint(name, c)
+        parts.append(f"({text})" if c["missing"] and len(box) > 1 else text)
     return " and ".join(parts)
 
 

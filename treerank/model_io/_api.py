@@ -125,6 +125,58 @@ def _encode_common(estimator, description):
     description["n_features_in"] = int(estimator.n_features_in_)
     names = getattr(estimator, "feature_names_in_", None)
     description["feature_names_in"] = None if names is None else [str(n) for n in names]
+    description["categories"] = _encode_categories(estimator)
+
+
+def _encode_categories(estimator):
+    """The categories of each categorical feature (JSON), or None."""
+    encoder = getattr(estimator, "_category_encoder", None)
+    if encoder is None:
+        return None
+    out = []
+    for j, categories in enumerate(encoder.categories_):
+        if categories is None:
+            out.append(None)
+            continue
+        values = [_primitive(v) for v in categories.tolist()]
+        if not all(
+            isinstance(v, (str, bool, int, float)) and v == v for v in values
+        ):
+            raise ValueError(
+                f"The categories of feature {j} are not strings or numbers; "
+                "they cannot be saved in a model file."
+            )
+        out.append(values)
+    return out
+
+
+def _decode_categories(estimator, description):
+    from treerank.utils import CategoryEncoder
+
+    categories = description.get("categories")
+    estimator._category_encoder = None
+    if categories is None:
+        return
+    if not isinstance(categories, list) or len(categories) != estimator.n_features_in_:
+        raise ValueError("categories must list one entry per feature")
+    encoder = CategoryEncoder()
+    encoder.is_categorical_ = np.array([c is not None for c in categories])
+    if not encoder.is_categorical_.any():
+        raise ValueError("categories lists no categorical feature")
+    encoder.categories_ = []
+    for values in categories:
+        if values is None:
+            encoder.categories_.append(None)
+            continue
+        if (
+            not isinstance(values, list)
+            or not 1 <= len(values) <= 255
+            or not all(isinstance(v, (str, bool, int, float)) for v in values)
+            or len({(type(v).__name__, v) for v in values}) != len(values)
+        ):
+            raise ValueError("a categorical feature has invalid categories")
+        encoder.categories_.append(np.array(values, dtype=object))
+    estimator._category_encoder = encoder
 
 
 def _decode_common(estimator, description):
@@ -141,6 +193,7 @@ def _decode_common(estimator, description):
         if len(names) != estimator.n_features_in_:
             raise ValueError("feature_names_in does not match n_features_in")
         estimator.feature_names_in_ = np.asarray(names, dtype=object)
+    _decode_categories(estimator, description)
 
 
 def _check_features(structures, n_features):
@@ -263,6 +316,7 @@ def _decode_forest(description, arrays):
     for b, is_pruned in enumerate(pruned):
         tree = _decode_params(TreeRank, description["tree_params"])
         tree.classes_ = model.classes_
+        tree._category_encoder = model._category_encoder
         tree.n_features_in_ = model.n_features_in_
         tree.full_tree_ = structures[cursor]
         ccp = description["tree_ccp_alpha"][b]

@@ -69,6 +69,8 @@ _ENGINE_RULE_FIELDS = {
     "child_right": np.int32,
     "left_leaf": bool,
     "improvement": np.float64,
+    "missing_seen": bool,
+    "category": np.int32,
 }
 
 
@@ -80,6 +82,12 @@ def _pack_engine(structures, arrays):
             [getattr(s.rules, name).astype(dtype) for s in structures]
         )
     arrays["rule_offsets"] = rule_offsets
+    arrays["category_set_offsets"] = _offsets(
+        [s.rules.category_sets.shape[0] for s in structures]
+    )
+    arrays["category_sets"] = np.concatenate(
+        [s.rules.category_sets for s in structures]
+    ).astype(np.uint64)
     arrays["rule_start"] = np.concatenate([s.rule_start for s in structures])
     arrays["rule_stop"] = np.concatenate([s.rule_stop for s in structures])
     arrays["n_cuts"] = np.array([s.n_cuts for s in structures], dtype=np.int64)
@@ -262,14 +270,25 @@ def _unpack_engine(
         or np.any(np.diff(rule_offsets) < 0)
     ):
         raise ValueError("rule offsets do not match the rules")
+    set_offsets = get("category_set_offsets").astype(np.int64)
+    category_sets = get("category_sets")
+    if (
+        category_sets.ndim != 2
+        or category_sets.shape[1] != 4
+        or set_offsets.shape != (n_trees + 1,)
+        or set_offsets[0] != 0
+        or set_offsets[-1] != category_sets.shape[0]
+        or np.any(np.diff(set_offsets) < 0)
+    ):
+        raise ValueError("category sets do not match their offsets")
     rule_start_all, rule_stop_all = get("rule_start"), get("rule_stop")
     n_cuts = get("n_cuts")
     if rule_start_all.shape != left_all.shape or rule_stop_all.shape != left_all.shape:
         raise ValueError("rule ranges must have one entry per node")
     if n_cuts.shape != (n_trees,) or np.any(n_cuts < 1):
         raise ValueError("n_cuts must be a positive number per tree")
-    if not np.all(np.isfinite(fields["threshold"])):
-        raise ValueError("a rule has a non-finite threshold")
+    if np.any(np.isnan(fields["threshold"])):
+        raise ValueError("a rule has a NaN threshold")
     if np.any(fields["feature"] >= n_features):
         raise ValueError("a rule uses a feature index out of range")
     structures = []
@@ -278,7 +297,11 @@ def _unpack_engine(
         left, right = left_all[a:b], right_all[a:b]
         _check_tree_arrays(left, right, n_pos_all[a:b], n_neg_all[a:b])
         r0, r1 = int(rule_offsets[t]), int(rule_offsets[t + 1])
-        rules = SplitRules(**{name: array[r0:r1] for name, array in fields.items()})
+        c0, c1 = int(set_offsets[t]), int(set_offsets[t + 1])
+        rules = SplitRules(
+            **{name: array[r0:r1] for name, array in fields.items()},
+            category_sets=category_sets[c0:c1],
+        )
         start, stop = rule_start_all[a:b], rule_stop_all[a:b]
         _check_rules(rules, left >= 0, start, stop)
         structures.append(

@@ -23,13 +23,18 @@ from treerank.tree._pruning import (
     penalized_subtree,
     structural_penalty,
 )
+from treerank.utils._categorical import (
+    CATEGORICAL_FEATURES_CONSTRAINT,
+    categorical_mask,
+    category_labels,
+    feature_matrix,
+)
 from treerank.utils._sklearn_compat import (
     HasMethods,
     Interval,
     RealNotInt,
     StrOptions,
     _fit_context,
-    validate_data,
 )
 from treerank.utils.validation import check_training_target
 
@@ -58,16 +63,82 @@ class BinnedData:
     max_bins : int
     seed : int
         Seed of the binning's subsample (used above 200,000 rows).
+    categorical : ndarray of bool of shape (n_features,) or None, default=None
+        Features holding category codes.
     """
 
-    def __init__(self, X, rows, max_bins, seed):
-        self.mapper = BinMapper(max_bins=max_bins, random_state=seed).fit(X[rows])
+    def __init__(self, X, rows, max_bins, seed, categorical=None):
+        self.mapper = BinMapper(
+            max_bins=max_bins, random_state=seed, categorical=categorical
+        ).fit(X[rows])
         self.codes = self.mapper.transform(X)
         self.n_features = X.shape[1]
 
 
+def check_monotonic_cst(estimator, n_features):
+    """The estimator's ``monotonic_cst`` as int8 per feature, or None.
+
+    Accepts an array of -1/0/+1 per feature, or a dict mapping feature
+    indices or names (X with column names) to -1/0/+1; categorical features
+    cannot be constrained.
+    """
+    spec = estimator.monotonic_cst
+    if spec is None:
+        return None
+    names = getattr(estimator, "feature_names_in_", None)
+    if isinstance(spec, dict):
+        values = np.zeros(n_features, dtype=np.int64)
+        index = {} if names is None else {str(n): j for j, n in enumerate(names)}
+        for key, value in spec.items():
+            if isinstance(key, str):
+                if key not in index:
+                    raise ValueError(
+                        f"monotonic_cst names an unknown feature {key!r}"
+                        + (
+                            "; X has no column names."
+                            if names is None
+                            else f"; the features are {list(index)}."
+                        )
+                    )
+                j = index[key]
+            elif isinstance(key, Integral) and 0 <= key < n_features:
+                j = int(key)
+            else:
+                raise ValueError(
+                    f"monotonic_cst keys must be feature names or indices in "
+                    f"[0, {n_features - 1}]; got {key!r}."
+                )
+            values[j] = value
+    else:
+        values = np.asarray(spec)
+        if values.shape != (n_features,):
+            raise ValueError(
+                f"monotonic_cst must have one entry per feature ({n_features}); "
+                f"got shape {values.shape}."
+            )
+    if not np.all(np.isin(values, (-1, 0, 1))):
+        raise ValueError(
+            f"monotonic_cst must hold -1, 0 or 1; got {np.unique(values).tolist()}."
+        )
+    values = values.astype(np.int8)
+    categorical = categorical_mask(estimator)
+    if categorical is not None and np.any(categorical & (values != 0)):
+        raise ValueError(
+            "monotonic_cst constrains a categorical feature (index "
+            f"{int(np.flatnonzero(categorical & (values != 0))[0])}): categories "
+            "have no order."
+        )
+    return values if np.any(values != 0) else None
+
+
 def engine_growth_params(
-    leafrank, *, max_depth, min_samples_split, max_features_node, n_features
+    leafrank,
+    *,
+    max_depth,
+    min_samples_split,
+    max_features_node,
+    n_features,
+    monotonic_cst=None,
 ):
     """The engine's parameters of a ranking tree with a :class:`LeafRank`."""
     n_node = resolve_max_features(max_features_node, n_features, "max_features_node")
@@ -76,6 +147,7 @@ def engine_growth_params(
         max_depth=max_depth,
         min_samples_split=min_samples_split,
         max_features_node=n_node,
+        monotonic_cst=None if monotonic_cst is None else tuple(monotonic_cst.tolist()),
     )
 
 
@@ -148,9 +220,22 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
         when ``pruning`` is None (0 keeps the full tree).
     penalty_scale : float, default=1.0
         Multiplier of the structural penalty (``pruning="penalty"``).
+    monotonic_cst : array-like of int of shape (n_features,), dict or None, \
+default=None
+        Monotonic constraints: +1 (the score never decreases when the feature
+        increases, all else equal), -1 (never increases) or 0 (free), per
+        feature or as a dict from feature names or indices; None for none.
+        Each split's better side is then monotone in the constrained features
+        (see :ref:`engine`), which makes the whole ranking monotone.
+    categorical_features : "from_dtype", array-like or None, default="from_dtype"
+        Which features are categorical (split by subsets of categories, see
+        :class:`~treerank.utils.CategoryEncoder`): ``"from_dtype"`` takes the
+        pandas columns of dtype category, string or object; or indices, names
+        or a boolean mask; None for none. At most 255 categories per feature;
+        a category unseen in fit is a missing value at prediction.
     random_state : int, RandomState instance or None, default=None
-        Controls the per-node seeds of the LeafRanks, the FR1 feature draws
-        and the cross-validation folds.
+        Controls the feature draws of the LeafRanks (FR1 and FR2) and the
+        cross-validation folds.
 
     Attributes
     ----------
@@ -229,6 +314,8 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
         "cv": ["cv_object"],
         "ccp_alpha": [Interval(Real, 0.0, None, closed="left")],
         "penalty_scale": [Interval(Real, 0.0, None, closed="left")],
+        "monotonic_cst": ["array-like", dict, None],
+        "categorical_features": CATEGORICAL_FEATURES_CONSTRAINT,
         "random_state": ["random_state"],
     }
 
@@ -243,6 +330,8 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
         cv=5,
         ccp_alpha=0.0,
         penalty_scale=1.0,
+        monotonic_cst=None,
+        categorical_features="from_dtype",
         random_state=None,
     ):
         self.max_depth = max_depth
@@ -253,15 +342,15 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
         self.cv = cv
         self.ccp_alpha = ccp_alpha
         self.penalty_scale = penalty_scale
+        self.monotonic_cst = monotonic_cst
+        self.categorical_features = categorical_features
         self.random_state = random_state
 
     # ------------------------------------------------------------------
     # fitting
     # ------------------------------------------------------------------
     def _validate_training_data(self, X, y, sample_weight):
-        X, y = validate_data(
-            self, X, y, dtype=np.float64, y_numeric=False, ensure_all_finite="allow-nan"
-        )
+        X, y = feature_matrix(self, X, y, reset=True)
         y01, classes, sample_weight = check_training_target(
             y, sample_weight, X.shape[0]
         )
@@ -284,6 +373,7 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
                 min_samples_split=self.min_samples_split,
                 max_features_node=self.max_features_node,
                 n_features=X.shape[1],
+                monotonic_cst=check_monotonic_cst(self, X.shape[1]),
             )
             seed = int(rng.randint(_MAX_SEED))
             return grow_engine_structure(
@@ -306,10 +396,24 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
     def _binned(self, X, sample_weight, rng):
         """The binned training data if the engine grows the tree, else None."""
         leafrank = self._leafrank_template()
+        categorical = categorical_mask(self)
         if not isinstance(leafrank, LeafRank):
+            if categorical is not None:
+                raise ValueError(
+                    "Categorical features are split by the default LeafRank only; "
+                    f"{type(leafrank).__name__} would read their category codes as "
+                    "numbers. Encode them (e.g. one-hot) or use LeafRank."
+                )
+            if check_monotonic_cst(self, X.shape[1]) is not None:
+                raise ValueError(
+                    "monotonic_cst is enforced by the default LeafRank only; got "
+                    f"{type(leafrank).__name__}."
+                )
             return None
         seed = int(rng.randint(_MAX_SEED))
-        return BinnedData(X, np.flatnonzero(sample_weight > 0), leafrank.max_bins, seed)
+        return BinnedData(
+            X, np.flatnonzero(sample_weight > 0), leafrank.max_bins, seed, categorical
+        )
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -318,7 +422,9 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training data; NaN and infinity are refused.
+            Training data: numbers, NaN for missing values (each split
+            learns where they go), and categorical columns (see
+            ``categorical_features``); infinity is refused.
         y : array-like of shape (n_samples,)
             Binary labels: {0, 1}, {-1, 1}, bool, or any two numbers (the
             larger is positive). String labels are refused (ambiguous).
@@ -358,6 +464,9 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
     def _set_tree(self, structure):
         """Install a (pruned) structure and its leaf calibration."""
         self.tree_ = structure
+        for tree in (structure, getattr(self, "full_tree_", None)):
+            if tree is not None and tree.rules is not None:
+                tree.category_labels = category_labels(self)
         self.leaf_proba_, self.n_positive_leaves_ = calibrate_buckets(
             structure.n_pos[structure.leaves], structure.n_neg[structure.leaves]
         )
@@ -525,9 +634,7 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------
     def _validate_X_predict(self, X):
         check_is_fitted(self)
-        return validate_data(
-            self, X, reset=False, dtype=np.float64, ensure_all_finite="allow-nan"
-        )
+        return feature_matrix(self, X, reset=False)
 
     def apply(self, X):
         """Rank of the leaf containing each sample (0 = best, leftmost leaf).

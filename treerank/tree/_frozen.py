@@ -84,6 +84,15 @@ class FrozenTreeLeafRank(_FrozenBase):
         Local TPR - FPR of the left side on the training data.
     missing_left : ndarray of bool or None, default=None
         Where missing values (NaN) go at each inner node (None: right).
+    missing_seen : ndarray of bool or None, default=None
+        Whether each split saw missing values in training (descriptions
+        mention missing values only there).
+    categories : list or None, default=None
+        Per node, the tuple of category codes a categorical split sends left
+        (None for a threshold split; the feature then holds category codes).
+    category_labels : sequence or None, default=None
+        Per feature, the labels of its category codes (None for a numeric
+        feature), used in descriptions.
 
     Examples
     --------
@@ -110,6 +119,9 @@ class FrozenTreeLeafRank(_FrozenBase):
         n_cuts,
         gain,
         missing_left=None,
+        missing_seen=None,
+        categories=None,
+        category_labels=None,
     ):
         self.children_left = np.asarray(children_left, dtype=np.intp)
         self.children_right = np.asarray(children_right, dtype=np.intp)
@@ -121,6 +133,17 @@ class FrozenTreeLeafRank(_FrozenBase):
             if missing_left is None
             else np.asarray(missing_left, dtype=bool)
         )
+        self.missing_seen = (
+            np.zeros(self.children_left.shape, dtype=bool)
+            if missing_seen is None
+            else np.asarray(missing_seen, dtype=bool)
+        )
+        self.categories = (
+            [None] * self.children_left.shape[0]
+            if categories is None
+            else [None if c is None else tuple(int(v) for v in c) for c in categories]
+        )
+        self.category_labels = category_labels
         self.feature_importances_ = np.asarray(feature_importances, dtype=np.float64)
         self.n_features_in_ = int(self.feature_importances_.shape[0])
         self.n_cuts_ = int(n_cuts)
@@ -136,8 +159,10 @@ class FrozenTreeLeafRank(_FrozenBase):
                     self.threshold,
                     self.left_nodes_,
                     self.missing_left,
+                    self.missing_seen,
                 )
             )
+            and len(self.categories) == n
         ):
             raise ValueError(
                 "The arrays of a frozen tree rule must all have one entry per node."
@@ -174,8 +199,15 @@ class FrozenTreeLeafRank(_FrozenBase):
             X,
             rows,
             columns,
+            self.categories,
         )
         return self.left_nodes_[node]
+
+    def _category_labels(self, index, codes):
+        labels = None if self.category_labels is None else self.category_labels[index]
+        if labels is None:
+            return tuple(codes)
+        return tuple(labels[c] if c < len(labels) else c for c in codes)
 
     def left_rules(self, feature_names=None):
         """The left side as a union of boxes (see ``LeafRank.left_rules``)."""
@@ -186,6 +218,10 @@ class FrozenTreeLeafRank(_FrozenBase):
             self.threshold,
             self.left_nodes_,
             self._name(feature_names),
+            self.missing_left,
+            self.missing_seen,
+            self.categories,
+            self._category_labels,
         )
 
     def describe(self, feature_names=None):

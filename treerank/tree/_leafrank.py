@@ -33,6 +33,7 @@ for any scikit-learn classifier, fitted node by node).
 # SPDX-License-Identifier: BSD-3-Clause
 
 from numbers import Integral
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
@@ -54,6 +55,7 @@ __all__ = [
     "ClassifierLeafRank",
     "LeafRank",
     "RuleTree",
+    "SplitCondition",
     "balanced_node_weights",
     "leafrank_fit",
     "leafrank_goes_left",
@@ -95,20 +97,48 @@ def leafrank_goes_left_rows(leafrank, X, rows, columns):
     return leafrank_goes_left(leafrank, X_node)
 
 
+def category_table(categories):
+    """Lookup table of categorical splits: ``table[node, code]`` is True when
+    the split sends category ``code`` left; None without categorical split.
+
+    ``categories`` lists, per node, the tuple of codes sent left (None for a
+    threshold split).
+    """
+    if categories is None or all(c is None for c in categories):
+        return None
+    table = np.zeros((len(categories), 256), dtype=bool)
+    for node, codes in enumerate(categories):
+        if codes is not None:
+            table[node, list(codes)] = True
+    return table
+
+
 def traverse_binary_tree(
-    children_left, children_right, feature, threshold, missing_left, X, rows, columns
+    children_left,
+    children_right,
+    feature,
+    threshold,
+    missing_left,
+    X,
+    rows,
+    columns,
+    categories=None,
 ):
     """Leaf reached by each row in a binary tree of threshold splits.
 
     A row goes left at node t when ``X[row, feature[t]] <= threshold[t]``, or
-    when that value is NaN and ``missing_left[t]``. Gathers only the tested
-    feature of each row at each level (no copy of the rows); ``columns`` maps
-    the tree's feature indices to columns of X (None: identity).
+    when that value is NaN and ``missing_left[t]``; at a categorical split
+    (``categories``, see :func:`category_table`) when its category code is in
+    the split's set (a value that is not a code counts as missing). Gathers
+    only the tested feature of each row at each level (no copy of the rows);
+    ``columns`` maps the tree's feature indices to columns of X (None:
+    identity).
 
     Returns
     -------
     node : ndarray of int of shape (len(rows),)
     """
+    table = category_table(categories)
     node = np.zeros(rows.shape[0], dtype=np.intp)
     active = np.arange(rows.shape[0])
     while active.shape[0]:
@@ -122,9 +152,17 @@ def traverse_binary_tree(
         if columns is not None:
             tested = columns[tested]
         values = X[rows[active], tested]
-        go_left = np.where(
-            np.isnan(values), missing_left[current], values <= threshold[current]
-        )
+        missing = np.isnan(values)
+        go_left = values <= threshold[current]
+        if table is not None:
+            categorical = np.array([categories[t] is not None for t in current])
+            if categorical.any():
+                codes = np.where(categorical & ~missing, values, -1.0)
+                valid = (codes >= 0) & (codes < 255) & (codes == np.floor(codes))
+                missing |= categorical & ~valid
+                in_set = table[current, np.where(valid, codes, 0).astype(np.intp)]
+                go_left = np.where(categorical, in_set, go_left)
+        go_left = np.where(missing, missing_left[current], go_left)
         node[active] = np.where(go_left, left, children_right[current])
     return node
 
@@ -142,6 +180,11 @@ class RuleTree:
         A row goes left when its value is at most the threshold.
     missing_left : ndarray of bool
         Where missing values (NaN) go at each split.
+    missing_seen : ndarray of bool or None, default=None
+        Whether each split saw missing values in training.
+    categories : list or None, default=None
+        Per node, the tuple of category codes a categorical split sends left
+        (None for a threshold split).
 
     Examples
     --------
@@ -153,12 +196,28 @@ class RuleTree:
     array([1, 2, 1])
     """
 
-    def __init__(self, children_left, children_right, feature, threshold, missing_left):
+    def __init__(
+        self,
+        children_left,
+        children_right,
+        feature,
+        threshold,
+        missing_left,
+        missing_seen=None,
+        categories=None,
+    ):
         self.children_left = np.asarray(children_left, dtype=np.intp)
         self.children_right = np.asarray(children_right, dtype=np.intp)
         self.feature = np.asarray(feature, dtype=np.intp)
         self.threshold = np.asarray(threshold, dtype=np.float64)
         self.missing_left = np.asarray(missing_left, dtype=bool)
+        n = self.children_left.shape[0]
+        self.missing_seen = (
+            np.ones(n, dtype=bool)
+            if missing_seen is None
+            else np.asarray(missing_seen, dtype=bool)
+        )
+        self.categories = [None] * n if categories is None else list(categories)
 
     @property
     def node_count(self):
@@ -177,6 +236,7 @@ class RuleTree:
             X,
             np.arange(X.shape[0]),
             None,
+            self.categories,
         )
 
 
@@ -480,12 +540,15 @@ class LeafRank(BaseLeafRank):
             self._growth_params(X.shape[1]),
             seed,
         )
+        arrays = rules.arrays(0, rules.n_nodes)
         self.tree_ = RuleTree(
             rules.child_left,
             rules.child_right,
             rules.feature,
             rules.threshold,
             rules.missing_left,
+            rules.missing_seen,
+            arrays["categories"],
         )
         self.left_nodes_ = rules.left_leaf.copy()
         self._improvement = rules.improvement
@@ -519,8 +582,9 @@ class LeafRank(BaseLeafRank):
         Returns
         -------
         rules : list of list of tuple
-            One list per kept leaf, each a list of ``(feature, op, threshold)``
-            conditions with ``op`` in {"<=", ">"}, combined with AND.
+            One list per kept leaf, each a list of conditions
+            (:class:`SplitCondition`: feature, op, value, missing) combined
+            with AND.
         """
         check_is_fitted(self)
         self._check_feature_names(feature_names)
@@ -532,6 +596,9 @@ class LeafRank(BaseLeafRank):
             tree.threshold,
             self.left_nodes_,
             lambda index: self._format_feature(index, feature_names),
+            tree.missing_left,
+            tree.missing_seen,
+            tree.categories,
         )
 
     def describe(self, feature_names=None):
@@ -714,38 +781,112 @@ class ClassifierLeafRank(BaseLeafRank):
         )
 
 
-def box_rules(children_left, children_right, feature, threshold, left_nodes, name):
+class SplitCondition(NamedTuple):
+    """One condition of a box of a LeafRank's left side.
+
+    Attributes
+    ----------
+    feature : str
+        Display name of the feature.
+    op : {"<=", ">", "in", "not in"}
+        Comparison with ``value``: a threshold for ``"<="``/``">"``, a tuple
+        of category labels for ``"in"``/``"not in"``.
+    value : float or tuple
+    missing : bool
+        Whether missing values satisfy the condition, when the split saw
+        missing values in training (False otherwise: a split that saw none
+        sends them to its side of larger training weight, not reported here).
+    """
+
+    feature: str
+    op: str
+    value: object
+    missing: bool
+
+
+def box_rules(
+    children_left,
+    children_right,
+    feature,
+    threshold,
+    left_nodes,
+    name,
+    missing_left=None,
+    missing_seen=None,
+    categories=None,
+    category_labels=None,
+):
     """The union of boxes formed by the kept leaves of a binary tree.
 
     Parameters
     ----------
     children_left, children_right, feature, threshold : ndarray
-        The tree's arrays (scikit-learn layout: parents before children, -1
-        for leaves; a point goes left when ``x[feature] <= threshold``).
+        The tree's arrays (parents before children, -1 for leaves; a point
+        goes left when ``x[feature] <= threshold``).
     left_nodes : ndarray of bool
         The leaves forming the union.
     name : callable
         Maps a feature index to its display name.
+    missing_left, missing_seen : ndarray of bool or None, default=None
+        Where missing values go at each split, and whether the split saw any
+        in training (only those are reported).
+    categories : list or None, default=None
+        For each node, the tuple of category codes sent left by a categorical
+        split (None for a threshold split).
+    category_labels : callable or None, default=None
+        Maps ``(feature index, codes)`` to display labels (the codes if None).
 
     Returns
     -------
-    rules : list of list of (str, str, float)
+    rules : list of list of SplitCondition
         One list of conditions per kept leaf.
     """
+    n = len(children_left)
+    if missing_left is None:
+        missing_left = np.zeros(n, dtype=bool)
+    if missing_seen is None:
+        missing_seen = np.zeros(n, dtype=bool)
     paths = {0: []}
     rules = []
-    for node in range(len(children_left)):
+    for node in range(n):
         conditions = paths.pop(node)
         left, right = children_left[node], children_right[node]
         if left == -1:
             if left_nodes[node]:
                 rules.append(conditions)
             continue
-        feature_name = name(int(feature[node]))
-        cut = float(threshold[node])
-        paths[left] = [*conditions, (feature_name, "<=", cut)]
-        paths[right] = [*conditions, (feature_name, ">", cut)]
+        index = int(feature[node])
+        feature_name = name(index)
+        seen = bool(missing_seen[node])
+        to_left = bool(missing_left[node])
+        codes = None if categories is None else categories[node]
+        if codes is None:
+            cut = float(threshold[node])
+            go_left = SplitCondition(feature_name, "<=", cut, seen and to_left)
+            go_right = SplitCondition(feature_name, ">", cut, seen and not to_left)
+        else:
+            labels = (
+                tuple(codes)
+                if category_labels is None
+                else category_labels(index, codes)
+            )
+            go_left = SplitCondition(feature_name, "in", labels, seen and to_left)
+            go_right = SplitCondition(
+                feature_name, "not in", labels, seen and not to_left
+            )
+        paths[left] = [*conditions, go_left]
+        paths[right] = [*conditions, go_right]
     return rules
+
+
+def format_condition(condition):
+    """Text of one condition: ``age <= 41.5``, ``city in {A, B} or missing``."""
+    feature, op, value, missing = condition
+    if op in ("in", "not in"):
+        text = f"{feature} {op} {{{', '.join(str(v) for v in value)}}}"
+    else:
+        text = f"{feature} {op} {value:.6g}"
+    return text + " or missing" if missing else text
 
 
 def describe_boxes(rules):
@@ -758,7 +899,12 @@ def describe_boxes(rules):
             boxes.append("(everything)")
         else:
             boxes.append(
-                "(" + " and ".join(f"{f} {op} {t:.6g}" for f, op, t in conditions) + ")"
+                "("
+                + " and ".join(
+                    format_condition(c) if not c.missing else f"({format_condition(c)})"
+                    for c in conditions
+                )
+                + ")"
             )
     return "left if " + " or ".join(boxes)
 

@@ -43,6 +43,10 @@ class RankingTreeStructure:
     n_cuts : int, default=1
         Cuts per rule of an engine tree (the ``k`` of the structural penalty).
 
+    The estimator that owns an engine tree sets ``category_labels`` (per
+    feature, the labels of its category codes, None for a numeric feature) so
+    that descriptions name the categories.
+
     Attributes
     ----------
     node_count : int
@@ -98,6 +102,7 @@ class RankingTreeStructure:
             self.rule_stop = np.where(internal, rule_stop, -1).astype(np.int64)
             self.n_features = int(n_features)
             self.n_cuts = int(n_cuts)
+            self.category_labels = None
             self._leafranks = None
             self._features = None
         self._derive()
@@ -174,6 +179,7 @@ class RankingTreeStructure:
         """The rule of an internal node of an engine tree, as a frozen LeafRank."""
         arrays = self.rules.arrays(self.rule_start[node], self.rule_stop[node])
         improvement = np.maximum(arrays.pop("improvement"), 0.0)
+        arrays["category_labels"] = self.category_labels
         split = arrays["children_left"] >= 0
         importances = np.bincount(
             arrays["feature"][split],
@@ -241,7 +247,8 @@ class RankingTreeStructure:
         """
         if self.rules is None:
             return self.leaf_rank[self.apply(X)]
-        return Router([self.graph()]).leaf_ranks(X)[:, 0].astype(np.intp)
+        router = Router([self.graph()], [self.rules.category_sets])
+        return router.leaf_ranks(X)[:, 0].astype(np.intp)
 
     def apply(self, X):
         """Node id of the leaf containing each row of X (validated float64 array).
@@ -315,7 +322,7 @@ class RankingTreeStructure:
         left = np.where(as_leaf, -1, new_id[self.children_left[old_ids]])
         right = np.where(as_leaf, -1, new_id[self.children_right[old_ids]])
         if self.rules is not None:
-            return RankingTreeStructure(
+            pruned = RankingTreeStructure(
                 left,
                 right,
                 self.n_pos[old_ids],
@@ -326,6 +333,8 @@ class RankingTreeStructure:
                 n_features=self.n_features,
                 n_cuts=self.n_cuts,
             )
+            pruned.category_labels = self.category_labels
+            return pruned
         leafranks = [
             None if leaf else self.leafranks[i] for i, leaf in zip(old_ids, as_leaf)
         ]

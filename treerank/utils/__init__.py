@@ -3,6 +3,7 @@
 # Authors: The treerank developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+from treerank.utils._categorical import CategoryEncoder
 from treerank.utils._graded_target import check_graded_target
 from treerank.utils.validation import (
     check_bipartite_target,
@@ -12,6 +13,7 @@ from treerank.utils.validation import (
 )
 
 __all__ = [
+    "CategoryEncoder",
     "check_bipartite_target",
     "check_graded_target",
     "check_sample_weight",

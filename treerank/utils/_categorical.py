@@ -1,0 +1,327 @@
+"""Categorical features: which columns are categorical, and their category codes.
+
+The trees split a categorical feature by subsets of its categories. They see
+it as category codes 0, 1, ..., C - 1 (NaN for a missing value); this module
+decides which columns are categorical (``categorical_features``, as in
+scikit-learn's ``HistGradientBoostingClassifier``) and maps their values to
+codes and back to labels.
+"""
+
+# Authors: The treerank developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import numpy as np
+from sklearn.utils.validation import check_array
+
+from treerank.utils._sklearn_compat import StrOptions, validate_data
+
+__all__ = [
+    "CATEGORICAL_FEATURES_CONSTRAINT",
+    "MAX_CATEGORIES",
+    "CategoryEncoder",
+    "categorical_mask",
+    "category_labels",
+    "feature_matrix",
+]
+
+CATEGORICAL_FEATURES_CONSTRAINT = [StrOptions({"from_dtype"}), "array-like", None]
+"""Parameter constraint of ``categorical_features``."""
+
+MAX_CATEGORIES = 255
+"""Most categories of one feature (codes 0..254; 255 marks missing values)."""
+
+
+def _is_frame(X):
+    return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
+
+
+def _column(X, j):
+    return X.iloc[:, j] if _is_frame(X) else np.asarray(X, dtype=object)[:, j]
+
+
+def _is_categorical_dtype(series):
+    """A pandas column of dtype category, string or object (text)."""
+    import pandas as pd
+
+    dtype = series.dtype
+    return (
+        isinstance(dtype, pd.CategoricalDtype)
+        or pd.api.types.is_string_dtype(dtype)
+        or pd.api.types.is_object_dtype(dtype)
+    )
+
+
+def _is_frame_column_categorical(column):
+    dtype = getattr(column, "dtype", None)
+    return dtype is not None and str(dtype) == "category"
+
+
+class CategoryEncoder:
+    """Category codes of the categorical columns of X; other columns as floats.
+
+    Parameters
+    ----------
+    categorical_features : "from_dtype", array-like or None, default="from_dtype"
+        Which features are categorical:
+
+        - ``"from_dtype"``: the columns of a pandas DataFrame whose dtype is
+          ``category``, string or object (columns of text); none for an array;
+        - an array of int: the indices of the categorical features;
+        - an array of str: their names (X must have column names);
+        - an array of bool of shape (n_features,): a mask;
+        - None: no categorical feature.
+    max_categories : int, default=255
+        Most categories of one feature.
+
+    Attributes
+    ----------
+    is_categorical_ : ndarray of bool of shape (n_features,)
+    categories_ : list
+        For each feature, the array of its categories (the code of a category
+        is its position) or None for a numeric feature. For a pandas
+        ``category`` column, its declared categories in order; otherwise the
+        sorted distinct values seen in fit.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from treerank.utils import CategoryEncoder
+    >>> X = pd.DataFrame({"city": ["Lyon", "Oslo", None], "age": [30, 41, 25]})
+    >>> encoder = CategoryEncoder().fit(X)
+    >>> encoder.categories_[0].tolist(), encoder.categories_[1]
+    (['Lyon', 'Oslo'], None)
+    >>> encoder.transform(pd.DataFrame({"city": ["Oslo", "Rome"], "age": [1, 2]}))
+    array([[ 1.,  1.],
+           [nan,  2.]])
+    """
+
+    def __init__(
+        self, categorical_features="from_dtype", max_categories=MAX_CATEGORIES
+    ):
+        self.categorical_features = categorical_features
+        self.max_categories = max_categories
+
+    def _mask(self, X, n_features, names):
+        spec = self.categorical_features
+        if spec is None:
+            return np.zeros(n_features, dtype=bool)
+        if isinstance(spec, str):
+            if spec != "from_dtype":
+                raise ValueError(
+                    "categorical_features must be 'from_dtype', None, or an array "
+                    f"of indices, names or booleans; got {spec!r}."
+                )
+            if not _is_frame(X):
+                return np.zeros(n_features, dtype=bool)
+            return np.array(
+                [_is_categorical_dtype(X.iloc[:, j]) for j in range(n_features)],
+                dtype=bool,
+            )
+        values = np.asarray(spec)
+        if values.ndim != 1:
+            raise ValueError(
+                "categorical_features must be one-dimensional; got shape "
+                f"{values.shape}."
+            )
+        mask = np.zeros(n_features, dtype=bool)
+        if values.shape[0] == 0:
+            return mask
+        if values.dtype.kind == "b":
+            if values.shape[0] != n_features:
+                raise ValueError(
+                    f"categorical_features has {values.shape[0]} booleans for "
+                    f"{n_features} features."
+                )
+            return values.copy()
+        if values.dtype.kind in "iu":
+            if np.any(values < 0) or np.any(values >= n_features):
+                raise ValueError(
+                    f"categorical_features holds indices out of [0, {n_features - 1}]:"
+                    f" {values.tolist()}."
+                )
+            mask[values] = True
+            return mask
+        if values.dtype.kind in "OU":
+            if names is None:
+                raise ValueError(
+                    "categorical_features names features, but X has no column "
+                    "names: pass indices or a boolean mask."
+                )
+            index = {name: j for j, name in enumerate(names)}
+            unknown = [str(v) for v in values if str(v) not in index]
+            if unknown:
+                raise ValueError(
+                    f"categorical_features names unknown features {unknown}; the "
+                    f"features are {list(names)}."
+                )
+            mask[[index[str(v)] for v in values]] = True
+            return mask
+        raise ValueError(
+            "categorical_features must hold indices, names or booleans; got dtype "
+            f"{values.dtype}."
+        )
+
+    def _categories(self, column, name):
+        if _is_frame_column_categorical(column):
+            categories = np.asarray(column.cat.categories, dtype=object)
+        else:
+            import pandas as pd
+
+            values = np.asarray(column, dtype=object)
+            present = pd.unique(values[~pd.isna(values)])
+            try:
+                categories = np.array(sorted(present.tolist()), dtype=object)
+            except TypeError:
+                raise ValueError(
+                    f"categorical feature {name!r} mixes values that cannot be "
+                    "ordered (e.g. numbers and strings); convert it to one type."
+                ) from None
+        if categories.shape[0] > self.max_categories:
+            raise ValueError(
+                f"categorical feature {name!r} has {categories.shape[0]} categories; "
+                f"at most {self.max_categories} are supported (group rare ones, or "
+                "treat the feature as numeric)."
+            )
+        return categories
+
+    def fit(self, X):
+        """Find the categorical features and their categories.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        self : CategoryEncoder
+        """
+        n_features = X.shape[1] if hasattr(X, "shape") else len(X[0])
+        names = [str(c) for c in X.columns] if _is_frame(X) else None
+        self.is_categorical_ = self._mask(X, n_features, names)
+        self.categories_ = [
+            self._categories(_column(X, j), names[j] if names else j)
+            if self.is_categorical_[j]
+            else None
+            for j in range(n_features)
+        ]
+        return self
+
+    @property
+    def any_categorical(self):
+        """Whether some feature is categorical."""
+        return bool(self.is_categorical_.any())
+
+    def transform(self, X):
+        """Floats for numeric columns, category codes for categorical ones.
+
+        Unknown categories and missing values become NaN (the trees send them
+        where missing values go).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_codes : ndarray of float64 of shape (n_samples, n_features)
+        """
+        n_samples = X.shape[0] if hasattr(X, "shape") else len(X)
+        n_features = self.is_categorical_.shape[0]
+        out = np.empty((n_samples, n_features), dtype=np.float64)
+        names = [str(c) for c in X.columns] if _is_frame(X) else None
+        for j in range(n_features):
+            column = _column(X, j)
+            name = names[j] if names else j
+            if not self.is_categorical_[j]:
+                try:
+                    out[:, j] = np.asarray(column, dtype=np.float64)
+                except (TypeError, ValueError) as exc:
+                    raise ValueError(
+                        f"feature {name!r} is not numeric ({exc}); declare it in "
+                        "categorical_features (pandas columns of dtype category or "
+                        "text are categorical by default)."
+                    ) from None
+                continue
+            out[:, j] = self._codes(column, self.categories_[j])
+        return out
+
+    @staticmethod
+    def _codes(column, categories):
+        import pandas as pd
+
+        codes = (
+            pd.Index(categories, dtype=object)
+            .get_indexer(np.asarray(column, dtype=object))
+            .astype(np.float64)
+        )
+        codes[codes < 0] = np.nan  # missing, or a category unseen in fit
+        return codes
+
+    def labels(self):
+        """Per feature, the display labels of its codes (None if numeric)."""
+        return [
+            None if c is None else [str(v) for v in c.tolist()]
+            for c in self.categories_
+        ]
+
+
+_NO_Y = "no_validation"
+
+
+def feature_matrix(estimator, X, y=_NO_Y, *, reset):
+    """Validate X (and y) for a tree estimator with ``categorical_features``.
+
+    With ``reset`` (in ``fit``), finds the categorical features
+    (:class:`CategoryEncoder`) and stores the encoder as
+    ``estimator._category_encoder`` (None when no feature is categorical);
+    then returns X as float64 with category codes in the categorical columns
+    (unknown categories and missing values as NaN; infinity refused), and y
+    checked for consistency when given. ``n_features_in_`` and
+    ``feature_names_in_`` are set or checked as by scikit-learn.
+
+    Returns
+    -------
+    X : ndarray of float64 of shape (n_samples, n_features)
+    y : ndarray, only when given (``y=None`` in ``fit`` is an error)
+    """
+    if reset:
+        spec = estimator.categorical_features
+        estimator._category_encoder = None
+        if spec is not None and not (isinstance(spec, str) and not _is_frame(X)):
+            if not _is_frame(X):  # explicit features of an array: a 2-d array
+                X = check_array(X, dtype=None, ensure_all_finite=False)
+            encoder = CategoryEncoder(spec).fit(X)
+            if encoder.any_categorical:
+                estimator._category_encoder = encoder
+    encoder = getattr(estimator, "_category_encoder", None)
+    options = {"dtype": np.float64, "ensure_all_finite": "allow-nan"}
+    if encoder is None:
+        if isinstance(y, str) and y == _NO_Y:
+            return validate_data(estimator, X, reset=reset, **options)
+        return validate_data(estimator, X, y, reset=reset, y_numeric=False, **options)
+    if isinstance(y, str) and y == _NO_Y:
+        validate_data(estimator, X, reset=reset, skip_check_array=True)
+    else:
+        validate_data(estimator, X, y, reset=reset, skip_check_array=True)
+    codes = check_array(encoder.transform(X), input_name="X", **options)
+    if isinstance(y, str) and y == _NO_Y:
+        return codes
+    y = np.asarray(y)
+    if y.shape[0] != codes.shape[0]:
+        raise ValueError(
+            f"Found input variables with inconsistent numbers of samples: "
+            f"[{codes.shape[0]}, {y.shape[0]}]"
+        )
+    return codes, y
+
+
+def categorical_mask(estimator):
+    """The fitted estimator's mask of categorical features (None if none)."""
+    encoder = getattr(estimator, "_category_encoder", None)
+    return None if encoder is None else encoder.is_categorical_
+
+
+def category_labels(estimator):
+    """Per feature, the labels of its category codes (None if no categorical)."""
+    encoder = getattr(estimator, "_category_encoder", None)
+    return None if encoder is None else encoder.labels()
