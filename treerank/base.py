@@ -10,7 +10,13 @@ from sklearn.utils.validation import check_is_fitted
 
 from treerank.metrics._roc import roc_auc_score
 
-__all__ = ["MonotoneCalibration", "RankingMixin", "calibrate_buckets"]
+__all__ = [
+    "MonotoneCalibration",
+    "RankingMixin",
+    "calibrate_buckets",
+    "midrank_quantiles",
+    "quantile_calibration",
+]
 
 
 def calibrate_buckets(pos_counts, neg_counts):
@@ -51,6 +57,100 @@ def calibrate_buckets(pos_counts, neg_counts):
     )
     proba = np.clip(proba, 0.0, 1.0)
     return proba, int(np.count_nonzero(proba > 0.5))
+
+
+def midrank_quantiles(values, reference, reference_weight=None):
+    """Weighted mid-rank of each value within a reference sample, in [0, 1].
+
+    The quantile of v is ``P(R < v) + P(R = v) / 2`` for R drawn from the
+    reference (weighted): the fraction of the reference ranked below v, ties
+    counting one half. Scores of different scales (one tree's leaves, a
+    forest's out-of-bag scores, its final scores) become comparable this way.
+
+    Parameters
+    ----------
+    values : array-like of shape (n,)
+    reference : array-like of shape (m,)
+    reference_weight : array-like of shape (m,) or None, default=None
+
+    Returns
+    -------
+    quantiles : ndarray of shape (n,)
+
+    Examples
+    --------
+    >>> from treerank.base import midrank_quantiles
+    >>> midrank_quantiles([1, 2, 5], [1, 2, 2, 3])
+    array([0.125, 0.5  , 1.   ])
+    """
+    values = np.asarray(values, dtype=np.float64)
+    reference = np.asarray(reference, dtype=np.float64)
+    weight = (
+        np.ones(reference.shape[0])
+        if reference_weight is None
+        else np.asarray(reference_weight, dtype=np.float64)
+    )
+    levels, inverse = np.unique(reference, return_inverse=True)
+    mass = np.bincount(inverse.ravel(), weights=weight, minlength=levels.shape[0])
+    cumulative = np.concatenate([[0.0], np.cumsum(mass)])
+    total = cumulative[-1]
+    left = np.searchsorted(levels, values, side="left")
+    right = np.searchsorted(levels, values, side="right")
+    return 0.5 * (cumulative[left] + cumulative[right]) / total
+
+
+def quantile_calibration(quantiles, y01, sample_weight):
+    """Monotone map from score quantiles to ``P(Y = 1)``, fitted out of sample.
+
+    The positive rate as a non-decreasing function of the quantile of the
+    score (:func:`midrank_quantiles`), fitted by isotonic regression on
+    quantiles that were computed out of sample (out-of-bag or out-of-fold
+    scores), so that it is not the optimism of the training fit. Each block
+    of the isotonic fit is shrunk towards 1/2 by half a pseudo-row of each
+    class (Jeffreys' prior): no probability is exactly 0 or 1.
+
+    Parameters
+    ----------
+    quantiles : array-like of shape (n,)
+        Out-of-sample quantiles of the training rows' scores.
+    y01 : array-like of shape (n,)
+    sample_weight : array-like of shape (n,)
+
+    Returns
+    -------
+    knots : ndarray of shape (n_blocks,)
+        Increasing quantiles (the weighted centres of the isotonic blocks).
+    proba : ndarray of shape (n_blocks,)
+        Non-decreasing probabilities in (0, 1) at the knots; in between, the
+        map is linear, and constant beyond the ends.
+
+    Examples
+    --------
+    >>> from treerank.base import quantile_calibration
+    >>> knots, proba = quantile_calibration([0.1, 0.3, 0.6, 0.9], [0, 0, 1, 1], [1] * 4)
+    >>> knots, proba
+    (array([0.2 , 0.75]), array([0.16666667, 0.83333333]))
+    """
+    q = np.asarray(quantiles, dtype=np.float64)
+    y = np.asarray(y01, dtype=np.float64)
+    w = np.asarray(sample_weight, dtype=np.float64)
+    keep = np.isfinite(q) & (w > 0)
+    q, y, w = q[keep], y[keep], w[keep]
+    if q.shape[0] == 0:
+        raise ValueError("No row has an out-of-sample score to calibrate on.")
+    # rows of equal quantile (one leaf) are pooled first: blocks never split them
+    levels, inverse = np.unique(q, return_inverse=True)
+    w_level = np.bincount(inverse, weights=w)
+    p_level = np.bincount(inverse, weights=w * y)
+    fitted = isotonic_regression(p_level / w_level, sample_weight=w_level)
+    starts = np.flatnonzero(np.concatenate([[True], np.diff(fitted) != 0]))
+    block_weight = np.add.reduceat(w_level, starts)
+    block_positive = np.add.reduceat(p_level, starts)
+    block_centre = np.add.reduceat(w_level * levels, starts) / block_weight
+    prior = float(np.mean(w))  # one pseudo-row, half of each class
+    proba = (block_positive + 0.5 * prior) / (block_weight + prior)
+    proba = isotonic_regression(proba, sample_weight=block_weight)
+    return block_centre, proba
 
 
 class MonotoneCalibration:
@@ -112,6 +212,34 @@ class MonotoneCalibration:
         else:
             self.threshold_ = float(0.5 * (levels[above[0] - 1] + levels[above[0]]))
         self._cuts = 0.5 * (levels[1:] + levels[:-1])
+
+    @classmethod
+    def from_levels(cls, levels, proba):
+        """A calibration from the probability of each distinct score level.
+
+        Parameters
+        ----------
+        levels : ndarray
+            Increasing distinct scores.
+        proba : ndarray
+            Non-decreasing probabilities, one per level.
+
+        Returns
+        -------
+        calibration : MonotoneCalibration
+            With the decision offset between the last level of probability at
+            most 1/2 and the next.
+        """
+        levels = np.asarray(levels, dtype=np.float64)
+        proba = np.asarray(proba, dtype=np.float64)
+        above = np.flatnonzero(proba > 0.5)
+        if above.shape[0] == 0:
+            threshold = float(levels[-1] + 1.0)
+        elif above[0] == 0:
+            threshold = float(levels[0] - 1.0)
+        else:
+            threshold = float(0.5 * (levels[above[0] - 1] + levels[above[0]]))
+        return cls.from_arrays(levels, proba, threshold)
 
     @classmethod
     def from_arrays(cls, levels, proba, threshold):

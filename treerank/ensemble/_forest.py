@@ -20,7 +20,12 @@ from sklearn.utils import check_random_state
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted
 
-from treerank.base import MonotoneCalibration, RankingMixin
+from treerank.base import (
+    MonotoneCalibration,
+    RankingMixin,
+    midrank_quantiles,
+    quantile_calibration,
+)
 from treerank.engine import Router, route_binned
 from treerank.ensemble._leaf_scores import (
     leaf_midranks,
@@ -509,8 +514,33 @@ default=None
         if self.verbose:
             print(f"aggregation ({self.aggregation}): {self.aggregation_time_:.2f} s")
         raw = self._raw_scores(leaf_ranks)
-        self._calibration = MonotoneCalibration(raw, y01, sample_weight)
+        self._calibration = self._fit_calibration(raw, y01, sample_weight)
         return self
+
+    def _fit_calibration(self, raw, y01, sample_weight):
+        """Probabilities of the training scores' levels, from out-of-bag data.
+
+        The positive rate is fitted as a function of the quantile of the
+        out-of-bag score (:func:`~treerank.base.quantile_calibration`), then
+        read at the quantile of each distinct final score among the training
+        scores: a monotone map of the final score whose values are not the
+        optimism of the training fit. Without out-of-bag rows (no bootstrap,
+        no subsampling), the training scores are calibrated in sample.
+        """
+        oob = self.oob_decision_function_
+        scored = np.isfinite(oob) & (sample_weight > 0)
+        if not (np.any(y01[scored] == 1) and np.any(y01[scored] == 0)):
+            return MonotoneCalibration(raw, y01, sample_weight)
+        quantiles = midrank_quantiles(oob[scored], oob[scored], sample_weight[scored])
+        knots, proba = quantile_calibration(
+            quantiles, y01[scored], sample_weight[scored]
+        )
+        keep = sample_weight > 0
+        levels = np.unique(raw[keep])
+        at_levels = midrank_quantiles(levels, raw[keep], sample_weight[keep])
+        return MonotoneCalibration.from_levels(
+            levels, np.interp(at_levels, knots, proba)
+        )
 
     def _set_oob(self, leaf_ranks, y01, sample_weight):
         out_of_bag = self.estimators_samples_.T == 0  # (n_samples, n_trees)

@@ -70,14 +70,14 @@ def export_text(tree, feature_names=None, *, precision=3, rules=True, max_depth=
     >>> y = [0, 0, 1, 0, 1, 0, 1, 1]
     >>> tree = TreeRank(
     ...     max_depth=1, min_samples_split=2,
-    ...     leafrank=LeafRank(max_depth=1, min_samples_leaf=1),
+    ...     leafrank=LeafRank(max_depth=1, min_samples_leaf=1), random_state=0,
     ... ).fit(X, y)
     >>> print(export_text(tree, feature_names=["age"]))
     ranking tree: 2 leaves (leaf 0 = best), training AUC 0.7500
     node 0  #pos:#neg 4:4  rate 0.500  dAUC 0.2500
     |   rule: left if (age > 1.5)
-    |-- L node 1  leaf 0  #pos:#neg 4:2  rate 0.667  score 0.5  P(Y=1) 0.667
-    |-- R node 2  leaf 1  #pos:#neg 0:2  rate 0.000  score -0.5  P(Y=1) 0.000
+    |-- L node 1  leaf 0  #pos:#neg 4:2  rate 0.667  score 0.5  P(Y=1) 0.562
+    |-- R node 2  leaf 1  #pos:#neg 0:2  rate 0.000  score -0.5  P(Y=1) 0.280
     """
     structure, estimator = resolve_tree(tree)
     names = check_feature_names(feature_names, structure, estimator)

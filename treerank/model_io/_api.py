@@ -230,7 +230,29 @@ def _encode_treerank(model, not_saved):
     if hasattr(model, "cv_results_"):
         for key, value in model.cv_results_.items():
             arrays[f"cv_results.{key}"] = np.asarray(value)
+    calibration = getattr(model, "_quantile_calibration", None)
+    if calibration is not None:
+        arrays["calibration_knots"], arrays["calibration_knot_proba"] = calibration
     return description, arrays
+
+
+def _decode_quantile_calibration(arrays):
+    """The out-of-fold calibration of a TreeRank (None if not saved)."""
+    if "calibration_knots" not in arrays:
+        return None
+    knots = np.asarray(arrays["calibration_knots"], dtype=np.float64)
+    proba = np.asarray(arrays["calibration_knot_proba"], dtype=np.float64)
+    if (
+        knots.ndim != 1
+        or knots.shape != proba.shape
+        or knots.shape[0] == 0
+        or not np.all(np.isfinite(knots))
+        or np.any(np.diff(knots) <= 0)
+        or np.any(np.diff(proba) < 0)
+        or np.any((proba < 0) | (proba > 1))
+    ):
+        raise ValueError("inconsistent calibration knots")
+    return knots, proba
 
 
 def _decode_treerank(description, arrays):
@@ -245,6 +267,7 @@ def _decode_treerank(description, arrays):
     model.full_tree_ = structures[0]
     ccp = description.get("ccp_alpha_")
     model.ccp_alpha_ = None if ccp is None else float(ccp)
+    model._quantile_calibration = _decode_quantile_calibration(arrays)
     model._set_tree(structures[-1])
     cv = {
         k[len("cv_results.") :]: v

@@ -12,7 +12,7 @@ from sklearn.model_selection import StratifiedKFold, check_cv
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from treerank.base import RankingMixin, calibrate_buckets
+from treerank.base import RankingMixin, calibrate_buckets, quantile_calibration
 from treerank.engine import BinMapper, grow_ranking_tree
 from treerank.metrics._roc import roc_auc_score
 from treerank.tree._growing import grow_ranking_tree as grow_node_by_node
@@ -149,6 +149,14 @@ def engine_growth_params(
         max_features_node=n_node,
         monotonic_cst=None if monotonic_cst is None else tuple(monotonic_cst.tolist()),
     )
+
+
+def _leaf_quantiles(structure):
+    """Quantile of each leaf (rank order) under the tree's training distribution."""
+    leaves = structure.leaves
+    mass = structure.n_pos[leaves] + structure.n_neg[leaves]
+    mass = mass / mass.sum()
+    return 1.0 - np.cumsum(mass) + 0.5 * mass  # mass ranked below, ties half
 
 
 def fitted_treerank(template, structure, classes, n_features_in):
@@ -452,24 +460,40 @@ default=None
             self.ccp_alpha_ = self._select_ccp_alpha_by_cv(
                 X, y01, sample_weight, rng, data
             )
-            self._set_tree(self._prune_structure(self.ccp_alpha_))
+            structure = self._prune_structure(self.ccp_alpha_)
         elif self.pruning == "penalty":
             self.ccp_alpha_ = None
-            self._set_tree(self._penalty_pruned_structure(X, y01, sample_weight))
+            structure = self._penalty_pruned_structure(X, y01, sample_weight)
         else:
             self.ccp_alpha_ = float(self.ccp_alpha)
-            self._set_tree(self._prune_structure(self.ccp_alpha_))
+            structure = self._prune_structure(self.ccp_alpha_)
+        self._quantile_calibration = self._out_of_fold_calibration(
+            X, y01, sample_weight, rng, data
+        )
+        self._set_tree(structure)
         return self
 
     def _set_tree(self, structure):
-        """Install a (pruned) structure and its leaf calibration."""
+        """Install a (pruned) structure and its leaf probabilities.
+
+        With an out-of-fold calibration (``_quantile_calibration``, set by
+        ``fit``), each leaf's probability is read at the quantile of the leaf
+        under the training distribution; otherwise (trees of a forest) the
+        leaves' training positive rates are made monotone.
+        """
         self.tree_ = structure
         for tree in (structure, getattr(self, "full_tree_", None)):
             if tree is not None and tree.rules is not None:
                 tree.category_labels = category_labels(self)
-        self.leaf_proba_, self.n_positive_leaves_ = calibrate_buckets(
-            structure.n_pos[structure.leaves], structure.n_neg[structure.leaves]
-        )
+        calibration = getattr(self, "_quantile_calibration", None)
+        if calibration is None:
+            self.leaf_proba_, self.n_positive_leaves_ = calibrate_buckets(
+                structure.n_pos[structure.leaves], structure.n_neg[structure.leaves]
+            )
+            return
+        knots, proba = calibration
+        self.leaf_proba_ = np.interp(_leaf_quantiles(structure), knots, proba)
+        self.n_positive_leaves_ = int(np.count_nonzero(self.leaf_proba_ > 0.5))
 
     # ------------------------------------------------------------------
     # pruning
@@ -563,14 +587,7 @@ default=None
         fold_candidates = candidates.copy()
         if candidates.shape[0] > 1:
             fold_candidates[-1] = np.inf
-        if isinstance(self.cv, Integral):
-            splitter = StratifiedKFold(
-                n_splits=self.cv,
-                shuffle=True,
-                random_state=int(rng.randint(np.iinfo(np.int32).max)),
-            )
-        else:
-            splitter = check_cv(self.cv, y01, classifier=True)
+        splitter = self._splitter(y01, rng)
         scores = []
         for train, test in splitter.split(X, y01):
             fold_weight = sample_weight[train]
@@ -605,8 +622,67 @@ default=None
         }
         return float(candidates[chosen])
 
-    def _penalty_pruned_structure(self, X, y01, sample_weight):
-        structure = self.full_tree_
+    def _splitter(self, y01, rng):
+        """The cross-validation folds (``cv``), shuffled with ``rng``."""
+        if isinstance(self.cv, Integral):
+            return StratifiedKFold(
+                n_splits=self.cv,
+                shuffle=True,
+                random_state=int(rng.randint(np.iinfo(np.int32).max)),
+            )
+        return check_cv(self.cv, y01, classifier=True)
+
+    def _out_of_fold_calibration(self, X, y01, sample_weight, rng, data):
+        """``quantile_calibration`` of out-of-fold leaf quantiles, or None.
+
+        Each fold's tree is grown and pruned as the final tree, and each
+        held-out row gets the quantile of its leaf under that tree's training
+        distribution (:func:`~treerank.base.midrank_quantiles` of leaves): the
+        calibration then maps the final tree's leaf quantiles to honest
+        probabilities.
+        """
+        quantiles = np.full(X.shape[0], np.nan)
+        weighted = sample_weight > 0
+        smallest = min(np.sum(weighted & (y01 == 1)), np.sum(weighted & (y01 == 0)))
+        if isinstance(self.cv, Integral):
+            if smallest < 2:
+                return None
+            splitter = StratifiedKFold(
+                n_splits=min(self.cv, smallest),
+                shuffle=True,
+                random_state=int(rng.randint(_MAX_SEED)),
+            )
+        else:
+            splitter = self._splitter(y01, rng)
+        rows = np.flatnonzero(weighted)  # zero weights: absent rows
+        for train, test in splitter.split(X[rows], y01[rows]):
+            train, test = rows[train], rows[test]
+            fold_weight = sample_weight[train]
+            if not (
+                np.any(fold_weight[y01[train] == 1] > 0)
+                and np.any(fold_weight[y01[train] == 0] > 0)
+            ):
+                continue  # a fold with one class: its rows stay uncalibrated
+            structure = self._grow(X, y01, sample_weight, train, rng, data)
+            if self.pruning == "penalty":
+                structure = self._penalty_pruned_structure(
+                    X[train], y01[train], fold_weight, structure
+                )
+            elif self.ccp_alpha_:
+                thresholds, _ = collapse_thresholds(structure)
+                structure = structure.subtree(thresholds <= self.ccp_alpha_)
+            quantiles[test] = _leaf_quantiles(structure)[
+                structure.apply_rank(X[test])
+            ]
+        scored = np.isfinite(quantiles) & (sample_weight > 0)
+        if not (np.any(y01[scored] == 1) and np.any(y01[scored] == 0)):
+            return None
+        return quantile_calibration(
+            quantiles[scored], y01[scored], sample_weight[scored]
+        )
+
+    def _penalty_pruned_structure(self, X, y01, sample_weight, structure=None):
+        structure = self.full_tree_ if structure is None else structure
         if structure.n_leaves == 1:
             return structure
         keep = sample_weight > 0
