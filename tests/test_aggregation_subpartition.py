@@ -98,8 +98,8 @@ def test_hashing_matches_numpy_unique(rng, dtype):
     for n_samples, n_trees, n_leaves in [(500, 3, 4), (2000, 40, 3), (300, 1, 50)]:
         leaves = rng.integers(0, n_leaves, size=(n_samples, n_trees)).astype(dtype)
         cells = common_subpartition(leaves)
-        unique, first, inverse = np.unique(
-            leaves.astype(np.int64), axis=0, return_index=True, return_inverse=True
+        unique, inverse = np.unique(
+            leaves.astype(np.int64), axis=0, return_inverse=True
         )
         assert np.array_equal(cells.cell_ranks, unique)
         assert np.array_equal(cells.cell_index, inverse.ravel())

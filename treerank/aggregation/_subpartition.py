@@ -140,7 +140,7 @@ def common_subpartition(leaf_matrix, sample_weight=None):
            [1, 0, 1]])
     """
     leaves = _check_leaf_matrix(leaf_matrix)
-    n_samples, n_trees = leaves.shape
+    n_samples = leaves.shape[0]
     weights = check_sample_weight(sample_weight, n_samples)
     cell_index, first = _distinct_rows(np.ascontiguousarray(leaves))
     cell_ranks = leaves[first].astype(np.int64, copy=False)
