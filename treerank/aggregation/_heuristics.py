@@ -28,6 +28,8 @@ and ranking weights w:
 
 import numpy as np
 
+from treerank.aggregation._kernels import _borda_kernel, _use_compiled
+
 __all__ = []
 
 _COPELAND_CHUNK = 1 << 24  # compared bytes per chunk
@@ -41,6 +43,8 @@ def _dense_from_keys(keys):
 def _borda_costs(data):
     """Weighted Borda cost of each item (mass above + half the tied mass)."""
     masses = data.item_weights
+    if _use_compiled(data.n_items, data.n_rankings):
+        return _borda_kernel(data.ranks, data.n_buckets, masses, data.ranking_weights)
     costs = np.zeros(data.n_items)
     for b in range(data.n_rankings):
         weight = data.ranking_weights[b]

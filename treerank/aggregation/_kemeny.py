@@ -41,7 +41,7 @@ from treerank.aggregation._heuristics import (
     _kwiksort,
     _mean_rank,
 )
-from treerank.aggregation._local_search import _local_search
+from treerank.aggregation._local_search import _run_local_search
 from treerank.aggregation._objective import _objective
 
 __all__ = ["MedianResult", "kemeny_median", "kemeny_objective"]
@@ -429,7 +429,7 @@ def kemeny_median(
             runs = [best_start]
         best = None
         for name in runs:
-            found, value, passes, done = _local_search(
+            found, value, passes, done = _run_local_search(
                 data,
                 dict(candidates)[name],
                 start_objectives[name],
