@@ -45,6 +45,7 @@ topmost is returned.
 import numbers
 
 import numpy as np
+from numba import njit
 
 from treerank.aggregation._bucket_index import _BucketIndex
 from treerank.aggregation._bucket_order import (
@@ -54,11 +55,147 @@ from treerank.aggregation._bucket_order import (
     check_bucket_order,
     check_rankings,
 )
+from treerank.aggregation._kernels import _use_compiled, _weight_groups
 from treerank.utils.validation import check_sample_weight
 
 __all__ = ["ConsensusInserter"]
 
 _MAX_BLOCKS = 128
+# new items placed per call of the compiled kernel: bounds the memory of a
+# call (thresholds and results of one chunk) whatever the batch size
+_CHUNK = 4096
+# entries of the per-bucket prefix tables of the compiled path (float64)
+_BUCKET_TABLE_BUDGET = 1 << 23
+_SMALL_BUCKET = 8
+
+
+@njit(cache=True, nogil=True)
+def _group_table_sum(tables, base, widths_offset, lower, upper, bounds, values):
+    """Weighted sums over rankings of two table entries per ranking.
+
+    ``tables[base + widths_offset[b] + threshold]`` is ranking b's entry.
+    """
+    below = 0.0
+    at_most = 0.0
+    for g in range(values.shape[0]):
+        value = values[g]
+        if value == 0.0:
+            continue
+        lt = 0.0
+        le = 0.0
+        for b in range(bounds[g], bounds[g + 1]):
+            row = base + widths_offset[b]
+            lt += tables[row + lower[b]]
+            le += tables[row + upper[b]]
+        below += value * lt
+        at_most += value * le
+    return below, at_most
+
+
+@njit(cache=True, nogil=True)
+def _insert_kernel(
+    lower,
+    upper,
+    bounds_buckets,
+    mass_before,
+    block_tables,
+    block_stride,
+    widths_offset,
+    ranking_weights,
+    group_bounds,
+    group_values,
+    total_weight,
+    starts,
+    bucket_mass,
+    bucket_table,
+    bucket_tables,
+    bucket_stride,
+    sorted_t,
+    sorted_masses,
+    window,
+    out,
+):
+    """Fast-method position of each new item (see ``ConsensusInserter.positions``).
+
+    Per item: binary search of the first block boundary where the cost stops
+    decreasing (block tables, O(B) per boundary), then every position in the
+    two blocks around it plus ``window`` buckets, bucket by bucket (a table
+    look-up per ranking for a tabled bucket, a row comparison per member for
+    the others). The cost of an item depends on that item alone.
+    """
+    n_new = lower.shape[0]
+    n_rankings = lower.shape[1]
+    n_blocks = bounds_buckets.shape[0] - 1
+    n_buckets = starts.shape[0] - 1
+    for row in range(n_new):
+        lo_row = lower[row]
+        up_row = upper[row]
+        low = 0
+        high = n_blocks
+        while low < high:
+            middle = (low + high) // 2
+            costs = np.empty(2)
+            for side in range(2):
+                block = middle + side
+                base = block * block_stride
+                weighted = 0.0
+                for b in range(n_rankings):
+                    at = base + widths_offset[b]
+                    weighted += ranking_weights[b] * (
+                        block_tables[at + lo_row[b]] + block_tables[at + up_row[b]]
+                    )
+                costs[side] = total_weight * mass_before[block] - weighted
+            if costs[1] >= costs[0]:
+                high = middle
+            else:
+                low = middle + 1
+        first = max(bounds_buckets[max(low - 1, 0)] - window, 0)
+        last = min(bounds_buckets[min(low + 1, n_blocks)] + window, n_buckets)
+        best = 0.0
+        best_slot = 0
+        gap = 0.0
+        for q in range(first, last):
+            t = bucket_table[q]
+            if t >= 0:
+                better, at_most = _group_table_sum(
+                    bucket_tables,
+                    t * bucket_stride,
+                    widths_offset,
+                    lo_row,
+                    up_row,
+                    group_bounds,
+                    group_values,
+                )
+            else:
+                better = 0.0
+                at_most = 0.0
+                for p in range(starts[q], starts[q + 1]):
+                    below = 0.0
+                    not_above = 0.0
+                    for g in range(group_values.shape[0]):
+                        value = group_values[g]
+                        if value == 0.0:
+                            continue
+                        lt = 0
+                        le = 0
+                        for b in range(group_bounds[g], group_bounds[g + 1]):
+                            r = sorted_t[p, b]
+                            lt += r < lo_row[b]
+                            le += r < up_row[b]
+                        below += value * lt
+                        not_above += value * le
+                    better += sorted_masses[p] * below
+                    at_most += sorted_masses[p] * not_above
+            mass = bucket_mass[q]
+            tie = gap + (0.5 * total_weight * mass - at_most)
+            if tie < best:
+                best = tie
+                best_slot = 2 * (q - first) + 1
+            gap = gap + (total_weight * mass - better - at_most)
+            if gap < best:
+                best = gap
+                best_slot = 2 * (q - first) + 2
+        out[row] = first + best_slot / 2.0 - 0.5
 
 
 class ConsensusInserter:
@@ -141,6 +278,7 @@ class ConsensusInserter:
             ranking_weights, n_rankings, input_name="ranking_weights"
         )
         self._state = None
+        self._compiled_state = None
 
     @property
     def n_buckets(self):
@@ -150,7 +288,12 @@ class ConsensusInserter:
     def __getstate__(self):
         state = self.__dict__.copy()
         state["_state"] = None
+        state["_compiled_state"] = None
         return state
+
+    def __setstate__(self, state):
+        state.setdefault("_compiled_state", None)
+        self.__dict__.update(state)
 
     def _prepared(self):
         if self._state is None:
@@ -160,6 +303,79 @@ class ConsensusInserter:
             index = _BucketIndex(data, consensus, cache_tables=True)
             self._state = (data, values, index, self._block_tables(data, consensus))
         return self._state
+
+    def _compiled(self):
+        """State of the compiled fast method (built on first use, not pickled).
+
+        Ragged tables: ranking b's entries of a row start at ``widths_offset[b]``
+        and hold ``K_b + 1`` prefix masses (thresholds 0..K_b).
+        """
+        if self._compiled_state is None:
+            data = _RankingData(self.rankings, self.ranking_weights, self.item_weights)
+            values = [np.unique(row) for row in self.rankings[data.permutation]]
+            consensus = self.consensus.astype(np.intp)
+            n_buckets = self.n_buckets
+            widths = data.n_buckets + 1
+            widths_offset = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
+            stride = int(widths_offset[-1])
+            masses = data.item_weights
+            # block tables
+            n_blocks = min(n_buckets, _MAX_BLOCKS)
+            bounds = (np.arange(n_blocks + 1) * n_buckets) // n_blocks
+            block = np.searchsorted(bounds, consensus, side="right") - 1
+            block_tables = np.empty((n_blocks + 1, stride))
+            for b in range(data.n_rankings):
+                width = int(widths[b])
+                cell = (block + 1) * width + data.ranks[b] + 1
+                table = np.bincount(
+                    cell, weights=masses, minlength=(n_blocks + 1) * width
+                ).reshape(n_blocks + 1, width)
+                np.cumsum(table, axis=1, out=table)
+                np.cumsum(table, axis=0, out=table)
+                block_tables[:, widths_offset[b] : widths_offset[b + 1]] = table
+            mass = np.bincount(block + 1, weights=masses, minlength=n_blocks + 1)
+            # items by bucket, and prefix tables of the largest buckets
+            order = np.argsort(consensus, kind="stable")
+            sizes = np.bincount(consensus, minlength=n_buckets)
+            starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+            bucket_mass = np.bincount(consensus, weights=masses, minlength=n_buckets)
+            n_tables = min(
+                int(np.sum(sizes > _SMALL_BUCKET)), _BUCKET_TABLE_BUDGET // stride
+            )
+            tabled = np.argsort(-sizes, kind="stable")[:n_tables]
+            bucket_table = np.full(n_buckets, -1, dtype=np.int64)
+            bucket_table[tabled] = np.arange(n_tables)
+            bucket_tables = np.empty((n_tables, stride))
+            if n_tables:
+                member = bucket_table[consensus]
+                members = np.flatnonzero(member >= 0)
+                for b in range(data.n_rankings):
+                    width = int(widths[b])
+                    cell = member[members] * width + data.ranks[b][members] + 1
+                    table = np.bincount(
+                        cell, weights=masses[members], minlength=n_tables * width
+                    ).reshape(n_tables, width)
+                    np.cumsum(table, axis=1, out=table)
+                    bucket_tables[:, widths_offset[b] : widths_offset[b + 1]] = table
+            group_bounds, group_values = _weight_groups(data)
+            self._compiled_state = {
+                "data": data,
+                "values": values,
+                "bounds": bounds.astype(np.int64),
+                "mass_before": np.cumsum(mass),
+                "block_tables": block_tables.ravel(),
+                "stride": stride,
+                "widths_offset": widths_offset,
+                "group_bounds": group_bounds,
+                "group_values": group_values,
+                "starts": starts,
+                "bucket_mass": bucket_mass,
+                "bucket_table": bucket_table,
+                "bucket_tables": bucket_tables.ravel(),
+                "sorted_t": np.ascontiguousarray(data.ranks_t[order]),
+                "sorted_masses": masses[order],
+            }
+        return self._compiled_state
 
     @staticmethod
     def _block_tables(data, consensus):
@@ -198,9 +414,13 @@ class ConsensusInserter:
         weighted = (values * data.ranking_weights).sum(axis=1)
         return data.total_weight * mass_before[blocks] - weighted
 
-    def _thresholds(self, ranks):
+    def _thresholds(self, ranks, compiled=False):
         """Dense thresholds (strictly above, not below) of new items per ranking."""
-        data, values, _, _ = self._prepared()
+        if compiled:
+            state = self._compiled()
+            data, values = state["data"], state["values"]
+        else:
+            data, values, _, _ = self._prepared()
         ranks = np.asarray(ranks)
         if ranks.ndim != 2:
             raise ValueError(
@@ -332,10 +552,53 @@ class ConsensusInserter:
             if costs.shape[0] == 0:
                 return np.empty(0)
             return positions[np.argmin(costs, axis=1)]
-        lower, upper = self._thresholds(ranks)
-        n_new = lower.shape[0]
+        ranks = np.asarray(ranks)
+        if ranks.ndim != 2:
+            raise ValueError(
+                "ranks must be a two-dimensional array of shape (n_new_items, "
+                f"n_rankings); got an array of shape {ranks.shape}."
+            )
+        n_new = ranks.shape[0]
         if n_new == 0:
+            self._thresholds(ranks)
             return np.empty(0)
+        compiled = _use_compiled(self.rankings.shape[1], self.rankings.shape[0])
+        out = np.empty(n_new)
+        for start in range(0, n_new, _CHUNK):
+            stop = min(start + _CHUNK, n_new)
+            lower, upper = self._thresholds(ranks[start:stop], compiled=compiled)
+            if compiled:
+                state = self._compiled()
+                data = state["data"]
+                _insert_kernel(
+                    lower,
+                    upper,
+                    state["bounds"],
+                    state["mass_before"],
+                    state["block_tables"],
+                    state["stride"],
+                    state["widths_offset"],
+                    data.ranking_weights,
+                    state["group_bounds"],
+                    state["group_values"],
+                    data.total_weight,
+                    state["starts"],
+                    state["bucket_mass"],
+                    state["bucket_table"],
+                    state["bucket_tables"],
+                    state["stride"],
+                    state["sorted_t"],
+                    state["sorted_masses"],
+                    int(window),
+                    out[start:stop],
+                )
+            else:
+                out[start:stop] = self._fast_numpy(lower, upper, window)
+        return out
+
+    def _fast_numpy(self, lower, upper, window):
+        """The fast method for one chunk of thresholds, in numpy."""
+        n_new = lower.shape[0]
         bounds = self._prepared()[3][0]
         n_blocks = bounds.shape[0] - 1
         n_buckets = self.n_buckets
