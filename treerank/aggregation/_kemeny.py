@@ -187,6 +187,7 @@ def kemeny_objective(
     >>> kemeny_objective([0, 1, 2], rankings, normalize=True)  # 2 * 2 / (3 * 3**2)
     0.148...
     """
+    normalize = _check_bool(normalize, "normalize")
     data = _RankingData(rankings, ranking_weights, item_weights)
     consensus = check_bucket_order(consensus, data.n_items, input_name="consensus")
     dense = _dense_rows(consensus[None, :])[0][0].astype(np.intp)
@@ -210,6 +211,28 @@ def _check_int(value, name, minimum):
     ):
         raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}.")
     return int(value)
+
+
+def _check_real(value, name, *, minimum, strict):
+    """A finite real number > (strict) or >= ``minimum``."""
+    valid = (
+        isinstance(value, numbers.Real)
+        and not isinstance(value, bool)
+        and np.isfinite(value)
+        and (value > minimum if strict else value >= minimum)
+    )
+    if not valid:
+        bound = ">" if strict else ">="
+        raise ValueError(
+            f"{name} must be a finite real number {bound} {minimum}; got {value!r}."
+        )
+    return float(value)
+
+
+def _check_bool(value, name):
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False; got {value!r}.")
+    return bool(value)
 
 
 def _best_of(candidates, data):
@@ -295,8 +318,9 @@ def kemeny_median(
         The local search also stops when a pass lowers the objective by at most
         ``tol`` times its value (0: only at a local optimum or ``max_iter``).
     time_limit : float or None, default=None
-        Time limit in seconds for ``"ilp"``; the best solution found is then
-        returned with ``converged=False``.
+        Time limit in seconds (a finite number > 0) for ``"ilp"``; the best
+        solution found is then returned with ``converged=False``. None: no
+        limit.
 
     Returns
     -------
@@ -308,8 +332,8 @@ def kemeny_median(
     Raises
     ------
     ValueError
-        On invalid input, an unknown method, or ``"exact"`` (``"ilp"``) with more
-        than 7 (60) items.
+        On invalid input, an unknown method, an invalid parameter (the message
+        names it), or ``"exact"`` (``"ilp"``) with more than 7 (60) items.
 
     See Also
     --------
@@ -366,6 +390,10 @@ def kemeny_median(
     n_restarts = _check_int(n_restarts, "n_restarts", 1)
     if not (isinstance(window, str) and window == "auto"):
         window = _check_int(window, "window", 0)
+    tol = _check_real(tol, "tol", minimum=0.0, strict=False)
+    rng = check_random_state(random_state)
+    if time_limit is not None:
+        time_limit = _check_real(time_limit, "time_limit", minimum=0.0, strict=True)
     data = _RankingData(rankings, ranking_weights, item_weights)
     n_items, n_rankings = data.n_items, data.n_rankings
     size = n_items * n_items * n_rankings
@@ -397,10 +425,8 @@ def kemeny_median(
         builder = {"borda": _borda, "mean": _mean_rank, "copeland": _copeland}[method]
         consensus, start = builder(data), method
     elif method == "kwiksort":
-        rng = check_random_state(random_state)
         consensus, start = _kwiksort_best(data, rng, n_restarts), "kwiksort"
     else:  # local
-        rng = check_random_state(random_state)
         small = size <= _SMALL_PROBLEM
         candidates = [("borda", _borda(data)), ("mean", _mean_rank(data))]
         if small:

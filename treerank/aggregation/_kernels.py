@@ -203,7 +203,6 @@ def _window_sums_kernel(
     n_active = items.shape[0]
     n_slots = 2 * window + 1
     n_buckets = starts.shape[0] - 1
-    n_rankings = ranks.shape[0]
     better = np.zeros((n_active, n_slots), dtype=np.float64)
     atmost = np.zeros((n_active, n_slots), dtype=np.float64)
     valid = np.zeros((n_active, n_slots), dtype=np.bool_)
@@ -225,7 +224,9 @@ def _window_sums_kernel(
                 continue
             for p in range(starts[q], starts[q + 1]):
                 j = order[p]
-                below, at_most = _compare_rows(ranks_t, j, i, group_bounds, group_values)
+                below, at_most = _compare_rows(
+                    ranks_t, j, i, group_bounds, group_values
+                )
                 better[a, s] += masses[j] * below
                 atmost[a, s] += masses[j] * at_most
     if n_rows == 0:
