@@ -67,6 +67,167 @@ _CHUNK = 4096
 # entries of the per-bucket prefix tables of the compiled path (float64)
 _BUCKET_TABLE_BUDGET = 1 << 23
 _SMALL_BUCKET = 8
+# entries of the full (gap x rank) prefix tables, when they fit (float32 for
+# integral masses of total < 2^24, exact; float64 otherwise, half as many)
+_FULL_TABLE_BUDGET = 1 << 25
+# items of a chunk whose costs are summed together, ranking by ranking: their
+# accumulators and one ranking's table stay in cache
+_GROUP = 64
+
+
+@njit(cache=True, nogil=True)
+def _thresholds_kernel(ranks, values, values_offset, lower, upper):
+    """Dense thresholds: the number of a ranking's values <, and <=, a rank."""
+    n_rows, n_rankings = ranks.shape
+    for row in range(n_rows):
+        for b in range(n_rankings):
+            begin = values_offset[b]
+            end = values_offset[b + 1]
+            v = ranks[row, b]
+            lo = begin
+            hi = end
+            while lo < hi:  # first value >= v
+                mid = (lo + hi) // 2
+                if values[mid] < v:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            lower[row, b] = lo - begin
+            hi = end
+            while lo < hi:  # first value > v
+                mid = (lo + hi) // 2
+                if values[mid] <= v:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            upper[row, b] = lo - begin
+
+
+@njit(cache=True, nogil=True)
+def _block_search_kernel(
+    lower,
+    upper,
+    block_tables,
+    block_offset,
+    ranking_weights,
+    total_weight,
+    mass_before,
+    bounds_buckets,
+    window,
+    n_buckets,
+    first,
+    last,
+):
+    """Binary search of the block boundary where the cost stops decreasing.
+
+    ``block_tables[block_offset[b] + k * (G + 1) + J]`` is the mass of the items
+    of the blocks before J that ranking b ranks < k: the boundaries probed for
+    one item lie in the same short rows. Writes the run of buckets
+    ``first .. last - 1`` to evaluate exactly.
+    """
+    n_new, n_rankings = lower.shape
+    n_boundaries = bounds_buckets.shape[0]
+    n_blocks = n_boundaries - 1
+    for row in range(n_new):
+        low = 0
+        high = n_blocks
+        while low < high:
+            middle = (low + high) // 2
+            start_sum = 0.0
+            end_sum = 0.0
+            for b in range(n_rankings):
+                lo_base = block_offset[b] + np.int64(lower[row, b]) * n_boundaries
+                up_base = block_offset[b] + np.int64(upper[row, b]) * n_boundaries
+                weight = ranking_weights[b]
+                start_sum += weight * (
+                    np.float64(block_tables[lo_base + middle])
+                    + np.float64(block_tables[up_base + middle])
+                )
+                end_sum += weight * (
+                    np.float64(block_tables[lo_base + middle + 1])
+                    + np.float64(block_tables[up_base + middle + 1])
+                )
+            cost_start = total_weight * mass_before[middle] - start_sum
+            cost_end = total_weight * mass_before[middle + 1] - end_sum
+            if cost_end >= cost_start:
+                high = middle
+            else:
+                low = middle + 1
+        first[row] = max(bounds_buckets[max(low - 1, 0)] - window, 0)
+        last[row] = min(bounds_buckets[min(low + 1, n_blocks)] + window, n_buckets)
+
+
+@njit(cache=True, nogil=True)
+def _region_full_kernel(
+    lower,
+    upper,
+    first,
+    last,
+    full_tables,
+    rank_offset,
+    ranking_weights,
+    total_weight,
+    mass_before_gap,
+    bucket_mass,
+    out,
+):
+    """Every position of each item's run of buckets, from full prefix tables.
+
+    ``full_tables[rank_offset[b] + k * (Q + 1) + g]`` is the mass of the items of
+    the buckets before gap g that ranking b ranks < k, so the cost of each gap
+    of a run is one look-up per ranking (contiguous along the run), summed
+    ranking by ranking. Positions as in :meth:`ConsensusInserter.positions`.
+    """
+    n_new, n_rankings = lower.shape
+    n_gaps = bucket_mass.shape[0] + 1
+    span = 0
+    for row in range(n_new):
+        span = max(span, last[row] - first[row] + 1)
+    below = np.empty((_GROUP, span), dtype=np.float64)
+    not_above = np.empty((_GROUP, span), dtype=np.float64)
+    for group in range(0, n_new, _GROUP):
+        size = min(_GROUP, n_new - group)
+        below[:] = 0.0
+        not_above[:] = 0.0
+        for b in range(n_rankings):
+            weight = ranking_weights[b]
+            for r in range(size):
+                row = group + r
+                start = first[row]
+                lo_base = rank_offset[b] + np.int64(lower[row, b]) * n_gaps + start
+                up_base = rank_offset[b] + np.int64(upper[row, b]) * n_gaps + start
+                for s in range(last[row] - start + 1):
+                    below[r, s] += weight * np.float64(full_tables[lo_base + s])
+                    not_above[r, s] += weight * np.float64(full_tables[up_base + s])
+        for r in range(size):
+            row = group + r
+            start = first[row]
+            reference = (
+                total_weight * mass_before_gap[start] - below[r, 0] - not_above[r, 0]
+            )
+            best = 0.0
+            best_slot = 0
+            for s in range(last[row] - start):
+                q = start + s
+                gap_cost = (
+                    total_weight * mass_before_gap[q] - below[r, s] - not_above[r, s]
+                ) - reference
+                tie = gap_cost + (
+                    0.5 * total_weight * bucket_mass[q]
+                    - (not_above[r, s + 1] - not_above[r, s])
+                )
+                if tie < best:
+                    best = tie
+                    best_slot = 2 * s + 1
+                next_cost = (
+                    total_weight * mass_before_gap[q + 1]
+                    - below[r, s + 1]
+                    - not_above[r, s + 1]
+                ) - reference
+                if next_cost < best:
+                    best = next_cost
+                    best_slot = 2 * s + 2
+            out[row] = start + best_slot / 2.0 - 0.5
 
 
 @njit(cache=True, nogil=True)
@@ -93,15 +254,11 @@ def _group_table_sum(tables, base, widths_offset, lower, upper, bounds, values):
 
 
 @njit(cache=True, nogil=True)
-def _insert_kernel(
+def _region_scan_kernel(
     lower,
     upper,
-    bounds_buckets,
-    mass_before,
-    block_tables,
-    block_stride,
-    widths_offset,
-    ranking_weights,
+    first,
+    last,
     group_bounds,
     group_values,
     total_weight,
@@ -110,51 +267,25 @@ def _insert_kernel(
     bucket_table,
     bucket_tables,
     bucket_stride,
+    widths_offset,
     sorted_t,
     sorted_masses,
-    window,
     out,
 ):
-    """Fast-method position of each new item (see ``ConsensusInserter.positions``).
+    """Every position of each item's run of buckets, bucket by bucket.
 
-    Per item: binary search of the first block boundary where the cost stops
-    decreasing (block tables, O(B) per boundary), then every position in the
-    two blocks around it plus ``window`` buckets, bucket by bucket (a table
-    look-up per ranking for a tabled bucket, a row comparison per member for
-    the others). The cost of an item depends on that item alone.
+    For consensuses too large for full tables: a tabled bucket costs one
+    look-up per ranking, another bucket one row comparison per member.
     """
     n_new = lower.shape[0]
-    n_rankings = lower.shape[1]
-    n_blocks = bounds_buckets.shape[0] - 1
-    n_buckets = starts.shape[0] - 1
     for row in range(n_new):
         lo_row = lower[row]
         up_row = upper[row]
-        low = 0
-        high = n_blocks
-        while low < high:
-            middle = (low + high) // 2
-            costs = np.empty(2)
-            for side in range(2):
-                block = middle + side
-                base = block * block_stride
-                weighted = 0.0
-                for b in range(n_rankings):
-                    at = base + widths_offset[b]
-                    weighted += ranking_weights[b] * (
-                        block_tables[at + lo_row[b]] + block_tables[at + up_row[b]]
-                    )
-                costs[side] = total_weight * mass_before[block] - weighted
-            if costs[1] >= costs[0]:
-                high = middle
-            else:
-                low = middle + 1
-        first = max(bounds_buckets[max(low - 1, 0)] - window, 0)
-        last = min(bounds_buckets[min(low + 1, n_blocks)] + window, n_buckets)
+        start = first[row]
         best = 0.0
         best_slot = 0
         gap = 0.0
-        for q in range(first, last):
+        for q in range(start, last[row]):
             t = bucket_table[q]
             if t >= 0:
                 better, at_most = _group_table_sum(
@@ -190,12 +321,12 @@ def _insert_kernel(
             tie = gap + (0.5 * total_weight * mass - at_most)
             if tie < best:
                 best = tie
-                best_slot = 2 * (q - first) + 1
+                best_slot = 2 * (q - start) + 1
             gap = gap + (total_weight * mass - better - at_most)
             if gap < best:
                 best = gap
-                best_slot = 2 * (q - first) + 2
-        out[row] = first + best_slot / 2.0 - 0.5
+                best_slot = 2 * (q - start) + 2
+        out[row] = start + best_slot / 2.0 - 0.5
 
 
 class ConsensusInserter:
@@ -323,16 +454,20 @@ class ConsensusInserter:
             n_blocks = min(n_buckets, _MAX_BLOCKS)
             bounds = (np.arange(n_blocks + 1) * n_buckets) // n_blocks
             block = np.searchsorted(bounds, consensus, side="right") - 1
-            block_tables = np.empty((n_blocks + 1, stride))
+            # block_tables[block_offset[b] + k * (G + 1) + J]: mass of the items
+            # of the blocks before J that ranking b ranks < k
+            n_boundaries = n_blocks + 1
+            block_tables = np.empty(stride * n_boundaries)
             for b in range(data.n_rankings):
                 width = int(widths[b])
                 cell = (block + 1) * width + data.ranks[b] + 1
                 table = np.bincount(
-                    cell, weights=masses, minlength=(n_blocks + 1) * width
-                ).reshape(n_blocks + 1, width)
+                    cell, weights=masses, minlength=n_boundaries * width
+                ).reshape(n_boundaries, width)
                 np.cumsum(table, axis=1, out=table)
                 np.cumsum(table, axis=0, out=table)
-                block_tables[:, widths_offset[b] : widths_offset[b + 1]] = table
+                begin = int(widths_offset[b]) * n_boundaries
+                block_tables[begin : begin + width * n_boundaries] = table.T.ravel()
             mass = np.bincount(block + 1, weights=masses, minlength=n_blocks + 1)
             # items by bucket, and prefix tables of the largest buckets
             order = np.argsort(consensus, kind="stable")
@@ -357,13 +492,23 @@ class ConsensusInserter:
                     ).reshape(n_tables, width)
                     np.cumsum(table, axis=1, out=table)
                     bucket_tables[:, widths_offset[b] : widths_offset[b + 1]] = table
+            full_tables, rank_offset = self._full_tables(
+                data, consensus, n_buckets, widths
+            )
             group_bounds, group_values = _weight_groups(data)
             self._compiled_state = {
+                "full_tables": full_tables,
+                "rank_offset": rank_offset,
+                "mass_before_gap": np.concatenate([[0.0], np.cumsum(bucket_mass)]),
                 "data": data,
-                "values": values,
                 "bounds": bounds.astype(np.int64),
                 "mass_before": np.cumsum(mass),
-                "block_tables": block_tables.ravel(),
+                "block_tables": block_tables,
+                "block_offset": widths_offset[:-1] * n_boundaries,
+                "values": np.concatenate(values).astype(np.int64),
+                "values_offset": np.concatenate(
+                    [[0], np.cumsum([v.shape[0] for v in values])]
+                ).astype(np.int64),
                 "stride": stride,
                 "widths_offset": widths_offset,
                 "group_bounds": group_bounds,
@@ -376,6 +521,34 @@ class ConsensusInserter:
                 "sorted_masses": masses[order],
             }
         return self._compiled_state
+
+    @staticmethod
+    def _full_tables(data, consensus, n_buckets, widths):
+        """Prefix masses of every (gap, rank) per ranking, if they fit the budget.
+
+        Returns (tables, rank_offset), or (None, None) when they do not fit.
+        """
+        masses = data.item_weights
+        n_gaps = n_buckets + 1
+        entries = n_gaps * int(widths.sum())
+        exact32 = bool(np.all(masses == np.floor(masses))) and masses.sum() < 2.0**24
+        budget = _FULL_TABLE_BUDGET if exact32 else _FULL_TABLE_BUDGET // 2
+        if entries > budget:
+            return None, None
+        dtype = np.float32 if exact32 else np.float64
+        rank_offset = np.concatenate([[0], np.cumsum(widths * n_gaps)])[:-1]
+        tables = np.empty(entries, dtype=dtype)
+        for b in range(data.n_rankings):
+            width = int(widths[b])
+            # counts[k, g]: mass of bucket g - 1 with rank k - 1 (row/column 0 empty)
+            cell = (data.ranks[b].astype(np.int64) + 1) * n_gaps + consensus + 1
+            counts = np.bincount(cell, weights=masses, minlength=width * n_gaps)
+            counts = counts.reshape(width, n_gaps)
+            np.cumsum(counts, axis=0, out=counts)
+            np.cumsum(counts, axis=1, out=counts)
+            start = int(rank_offset[b])
+            tables[start : start + width * n_gaps] = counts.ravel()
+        return tables, rank_offset.astype(np.int64)
 
     @staticmethod
     def _block_tables(data, consensus):
@@ -418,7 +591,7 @@ class ConsensusInserter:
         """Dense thresholds (strictly above, not below) of new items per ranking."""
         if compiled:
             state = self._compiled()
-            data, values = state["data"], state["values"]
+            data = state["data"]
         else:
             data, values, _, _ = self._prepared()
         ranks = np.asarray(ranks)
@@ -440,6 +613,15 @@ class ConsensusInserter:
         dtype = _compact_dtype(int(data.n_buckets.max()))
         lower = np.empty(ranks.shape, dtype=dtype)
         upper = np.empty(ranks.shape, dtype=dtype)
+        if compiled:
+            _thresholds_kernel(
+                np.ascontiguousarray(ranks),
+                state["values"],
+                state["values_offset"],
+                lower,
+                upper,
+            )
+            return lower, upper
         for b, row_values in enumerate(values):
             lower[:, b] = np.searchsorted(row_values, ranks[:, b], side="left")
             upper[:, b] = np.searchsorted(row_values, ranks[:, b], side="right")
@@ -559,42 +741,73 @@ class ConsensusInserter:
                 f"n_rankings); got an array of shape {ranks.shape}."
             )
         n_new = ranks.shape[0]
-        if n_new == 0:
-            self._thresholds(ranks)
-            return np.empty(0)
         compiled = _use_compiled(self.rankings.shape[1], self.rankings.shape[0])
+        if n_new == 0:
+            return np.empty(0)
         out = np.empty(n_new)
         for start in range(0, n_new, _CHUNK):
             stop = min(start + _CHUNK, n_new)
             lower, upper = self._thresholds(ranks[start:stop], compiled=compiled)
             if compiled:
-                state = self._compiled()
-                data = state["data"]
-                _insert_kernel(
-                    lower,
-                    upper,
-                    state["bounds"],
-                    state["mass_before"],
-                    state["block_tables"],
-                    state["stride"],
-                    state["widths_offset"],
-                    data.ranking_weights,
-                    state["group_bounds"],
-                    state["group_values"],
-                    data.total_weight,
-                    state["starts"],
-                    state["bucket_mass"],
-                    state["bucket_table"],
-                    state["bucket_tables"],
-                    state["stride"],
-                    state["sorted_t"],
-                    state["sorted_masses"],
-                    int(window),
-                    out[start:stop],
-                )
+                self._insert_compiled(lower, upper, int(window), out[start:stop])
             else:
                 out[start:stop] = self._fast_numpy(lower, upper, window)
         return out
+
+    def _insert_compiled(self, lower, upper, window, out):
+        """The fast method for one chunk of thresholds, by the compiled kernels."""
+        state = self._compiled()
+        data = state["data"]
+        n_new = lower.shape[0]
+        first = np.empty(n_new, dtype=np.int64)
+        last = np.empty(n_new, dtype=np.int64)
+        _block_search_kernel(
+            lower,
+            upper,
+            state["block_tables"],
+            state["block_offset"],
+            data.ranking_weights,
+            data.total_weight,
+            state["mass_before"],
+            state["bounds"],
+            window,
+            self.n_buckets,
+            first,
+            last,
+        )
+        if state["full_tables"] is not None:
+            _region_full_kernel(
+                lower,
+                upper,
+                first,
+                last,
+                state["full_tables"],
+                state["rank_offset"],
+                data.ranking_weights,
+                data.total_weight,
+                state["mass_before_gap"],
+                state["bucket_mass"],
+                out,
+            )
+        else:
+            _region_scan_kernel(
+                lower,
+                upper,
+                first,
+                last,
+                state["group_bounds"],
+                state["group_values"],
+                data.total_weight,
+                state["starts"],
+                state["bucket_mass"],
+                state["bucket_table"],
+                state["bucket_tables"],
+                state["stride"],
+                state["widths_offset"],
+                state["sorted_t"],
+                state["sorted_masses"],
+                out,
+            )
 
     def _fast_numpy(self, lower, upper, window):
         """The fast method for one chunk of thresholds, in numpy."""
