@@ -105,6 +105,17 @@ def test_compiled_borda_matches_numpy(rng, monkeypatch, weights):
         assert np.array_equal(_borda(data), expected)
 
 
+@pytest.mark.parametrize("weights", ["uniform", "groups", "float"])
+def test_compiled_mean_rank_matches_numpy(rng, monkeypatch, weights):
+    from treerank.aggregation._heuristics import _mean_rank
+
+    data = instance(rng, 3000, 15, 0.3, weights)
+    monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 1 << 62)
+    expected = _mean_rank(data)
+    monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 0)
+    assert np.array_equal(_mean_rank(data), expected)
+
+
 # ----------------------------------------------------------------------------
 # local search
 # ----------------------------------------------------------------------------
@@ -255,3 +266,29 @@ def test_compiled_insertion_state_is_not_pickled(rng, compiled):
     restored = pickle.loads(pickle.dumps(inserter))
     assert restored._compiled_state is None
     assert np.array_equal(restored.positions(ranks), expected)
+
+
+@pytest.mark.parametrize("weights", ["uniform", "groups", "float"])
+def test_compiled_recoding_matches_numpy(rng, monkeypatch, weights):
+    from treerank.aggregation import _bucket_order
+
+    rankings = tree_like(rng, 500, 12, 0.2) * 3 - 7  # gaps and negative values
+    rankings[0, :5] = 10**6  # a row too wide for direct addressing ...
+    ranking_weights = {
+        "uniform": None,
+        "groups": rng.integers(1, 4, size=12).astype(float),
+        "float": rng.random(12),
+    }[weights]
+    monkeypatch.setattr(_bucket_order, "_COMPACT_MIN_SIZE", 1 << 62)
+    expected = _RankingData(rankings, ranking_weights)
+    monkeypatch.setattr(_bucket_order, "_COMPACT_MIN_SIZE", 0)
+    assert _bucket_order._compact_ranks(rankings, np.arange(12)) is None
+    rankings[0, :5] = 0  # ... and now every row is compiled
+    monkeypatch.setattr(_bucket_order, "_COMPACT_MIN_SIZE", 1 << 62)
+    expected = _RankingData(rankings, ranking_weights)
+    monkeypatch.setattr(_bucket_order, "_COMPACT_MIN_SIZE", 0)
+    found = _RankingData(rankings, ranking_weights)
+    for name in ("ranks", "ranks_t", "n_buckets", "permutation"):
+        assert np.array_equal(getattr(found, name), getattr(expected, name)), name
+        assert getattr(found, name).dtype == getattr(expected, name).dtype, name
+    assert found.ranks_t.flags["C_CONTIGUOUS"] and found.ranks.flags["C_CONTIGUOUS"]

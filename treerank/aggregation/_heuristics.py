@@ -28,7 +28,11 @@ and ranking weights w:
 
 import numpy as np
 
-from treerank.aggregation._kernels import _borda_kernel, _use_compiled
+from treerank.aggregation._kernels import (
+    _borda_kernel,
+    _mean_rank_kernel,
+    _use_compiled,
+)
 
 __all__ = []
 
@@ -66,6 +70,9 @@ def _borda(data):
 
 def _mean_rank(data):
     scale = np.maximum(data.n_buckets, 1).astype(np.float64)
+    if _use_compiled(data.n_items, data.n_rankings):
+        keys = _mean_rank_kernel(data.ranks, scale, data.ranking_weights)
+        return _dense_from_keys(keys)
     normalized = data.ranks / scale[:, None]
     return _dense_from_keys((data.ranking_weights[:, None] * normalized).sum(axis=0))
 

@@ -235,6 +235,16 @@ def _check_bool(value, name):
     return bool(value)
 
 
+def _exact_arithmetic(data):
+    """Whether every partial sum of the objective is exact in float64."""
+    masses, weights = data.item_weights, data.ranking_weights
+    return (
+        bool(np.all(masses == np.floor(masses)))
+        and bool(np.all(weights == np.floor(weights)))
+        and data.total_weight * float(masses.sum()) ** 2 < 2.0**52
+    )
+
+
 def _best_of(candidates, data):
     """Evaluate named consensus arrays; return (objectives dict, best name)."""
     objectives = {}
@@ -466,8 +476,13 @@ def kemeny_median(
             n_iter += passes
             if best is None or value < best[1]:
                 best = (found, value, name, done)
-        consensus, _, start, converged = best
-    objective = _objective(consensus, data)
+        consensus, tracked, start, converged = best
+    if method == "local" and _exact_arithmetic(data):
+        # the search tracks the objective by exact changes: every term is an
+        # integer or a half-integer below 2^52, so the tracked value is exact
+        objective = float(tracked)
+    else:
+        objective = _objective(consensus, data)
     return MedianResult(
         np.asarray(consensus, dtype=np.int64),
         objective,

@@ -45,27 +45,24 @@ def _weight_groups(data):
 # objective
 # ----------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
-def _pair_sums_kernel(order, sorted_buckets, ranks_t, n_buckets, masses):
+def _pair_sums_kernel(order, sorted_buckets, ranks, n_buckets, masses):
     """Per-ranking weighted pair sums ``S_b`` of a consensus against the rankings.
 
     ``order`` lists the items by consensus bucket (``sorted_buckets`` their
-    buckets). For each ranking a Fenwick tree over its buckets holds the mass of
-    the items of earlier consensus buckets, so that the discordant mass of an
-    item is read in O(log K_b); pairs tied in both orders are counted per
-    consensus bucket. O(M B log K) time, O(sum_b K_b) memory.
+    buckets). Ranking by ranking, a Fenwick tree over the ranking's buckets
+    holds the mass of the items of earlier consensus buckets, so that the
+    discordant mass of an item is read in O(log K_b); pairs tied in both
+    orders are counted per consensus bucket. O(M B log K) time, O(M + K)
+    memory.
     """
     n_items = order.shape[0]
-    n_rankings = ranks_t.shape[1]
-    offsets = np.zeros(n_rankings + 1, dtype=np.int64)
-    for b in range(n_rankings):
-        offsets[b + 1] = offsets[b] + n_buckets[b]
-    fenwick = np.zeros(offsets[n_rankings], dtype=np.float64)
-    column = np.zeros(offsets[n_rankings], dtype=np.float64)
-    scratch = np.zeros(offsets[n_rankings], dtype=np.float64)
-    discordant = np.zeros(n_rankings, dtype=np.float64)
-    tied_both = np.zeros(n_rankings, dtype=np.float64)
-    earlier = 0.0
+    n_rankings = ranks.shape[0]
+    sorted_masses = np.empty(n_items, dtype=np.float64)
     square_sum = 0.0
+    for p in range(n_items):
+        sorted_masses[p] = masses[order[p]]
+        square_sum += sorted_masses[p] * sorted_masses[p]
+    # consensus ties (the same for every ranking)
     bucket_square = 0.0
     start = 0
     while start < n_items:
@@ -74,56 +71,87 @@ def _pair_sums_kernel(order, sorted_buckets, ranks_t, n_buckets, masses):
             stop += 1
         bucket_mass = 0.0
         for p in range(start, stop):
-            j = order[p]
-            m = masses[j]
-            bucket_mass += m
-            square_sum += m * m
-            for b in range(n_rankings):
-                r = np.int64(ranks_t[j, b])
-                # mass of earlier items ranked <= r
-                at_most = 0.0
-                k = r + 1
-                base = offsets[b]
-                while k > 0:
-                    at_most += fenwick[base + k - 1]
-                    k -= k & (-k)
-                discordant[b] += m * (earlier - at_most)
-                scratch[base + r] += m
-        for p in range(start, stop):
-            j = order[p]
-            m = masses[j]
-            for b in range(n_rankings):
-                r = np.int64(ranks_t[j, b])
-                base = offsets[b]
-                tied_both[b] += m * (scratch[base + r] - m)
-        for p in range(start, stop):
-            j = order[p]
-            m = masses[j]
-            for b in range(n_rankings):
-                r = np.int64(ranks_t[j, b])
-                base = offsets[b]
-                scratch[base + r] = 0.0
-                column[base + r] += m
-                k = r + 1
-                size = n_buckets[b]
-                while k <= size:
-                    fenwick[base + k - 1] += m
-                    k += k & (-k)
-        earlier += bucket_mass
+            bucket_mass += sorted_masses[p]
         bucket_square += bucket_mass * bucket_mass
         start = stop
     tied_consensus = 0.5 * (bucket_square - square_sum)
+    size_max = 0
+    for b in range(n_rankings):
+        size_max = max(size_max, n_buckets[b])
+    fenwick = np.zeros(size_max, dtype=np.float64)
+    column = np.zeros(size_max, dtype=np.float64)
+    scratch = np.zeros(size_max, dtype=np.float64)
+    rank_of = np.empty(n_items, dtype=np.int64)
     out = np.empty(n_rankings, dtype=np.float64)
     for b in range(n_rankings):
+        size = n_buckets[b]
+        fenwick[:size] = 0.0
+        column[:size] = 0.0
+        for p in range(n_items):
+            rank_of[p] = np.int64(ranks[b, order[p]])
+        discordant = 0.0
+        tied_both = 0.0
+        earlier = 0.0
+        start = 0
+        while start < n_items:
+            stop = start + 1
+            while stop < n_items and sorted_buckets[stop] == sorted_buckets[start]:
+                stop += 1
+            bucket_mass = 0.0
+            for p in range(start, stop):
+                r = rank_of[p]
+                m = sorted_masses[p]
+                bucket_mass += m
+                at_most = 0.0  # mass of earlier items ranked <= r
+                k = r + 1
+                while k > 0:
+                    at_most += fenwick[k - 1]
+                    k -= k & (-k)
+                discordant += m * (earlier - at_most)
+                scratch[r] += m
+            for p in range(start, stop):
+                r = rank_of[p]
+                tied_both += sorted_masses[p] * (scratch[r] - sorted_masses[p])
+            for p in range(start, stop):
+                r = rank_of[p]
+                m = sorted_masses[p]
+                scratch[r] = 0.0
+                column[r] += m
+                k = r + 1
+                while k <= size:
+                    fenwick[k - 1] += m
+                    k += k & (-k)
+            earlier += bucket_mass
+            start = stop
         column_square = 0.0
-        for k in range(offsets[b], offsets[b + 1]):
+        for k in range(size):
             column_square += column[k] * column[k]
         tied_ranking = 0.5 * (column_square - square_sum)
-        both = 0.5 * tied_both[b]
+        both = 0.5 * tied_both
         out[b] = (
-            discordant[b] + 0.5 * (tied_consensus - both) + 0.5 * (tied_ranking - both)
+            discordant + 0.5 * (tied_consensus - both) + 0.5 * (tied_ranking - both)
         )
     return out
+
+
+@njit(cache=True, nogil=True)
+def _gather_sorted(ranks_t, order):
+    """The rank rows in the order ``order``, item-major and ranking-major."""
+    n_items = order.shape[0]
+    n_rankings = ranks_t.shape[1]
+    sorted_t = np.empty((n_items, n_rankings), dtype=ranks_t.dtype)
+    sorted_r = np.empty((n_rankings, n_items), dtype=ranks_t.dtype)
+    block = 64
+    for begin in range(0, n_items, block):
+        end = min(begin + block, n_items)
+        for p in range(begin, end):
+            i = order[p]
+            for b in range(n_rankings):
+                sorted_t[p, b] = ranks_t[i, b]
+        for b in range(n_rankings):
+            for p in range(begin, end):
+                sorted_r[b, p] = sorted_t[p, b]
+    return sorted_t, sorted_r
 
 
 # ----------------------------------------------------------------------------
@@ -151,6 +179,18 @@ def _borda_kernel(ranks, n_buckets, masses, ranking_weights):
     for i in range(n_items):
         costs[i] *= 0.5
     return costs
+
+
+@njit(cache=True, nogil=True)
+def _mean_rank_kernel(ranks, scale, ranking_weights):
+    """``sum_b w_b r_b / K_b`` per item, added ranking by ranking (as numpy)."""
+    n_rankings, n_items = ranks.shape
+    keys = np.zeros(n_items, dtype=np.float64)
+    for b in range(n_rankings):
+        weight = ranking_weights[b]
+        for i in range(n_items):
+            keys[i] += weight * (ranks[b, i] / scale[b])
+    return keys
 
 
 # ----------------------------------------------------------------------------

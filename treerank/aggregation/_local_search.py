@@ -60,6 +60,7 @@ from treerank.aggregation._kernels import (
     _batch_kernel,
     _best_moves_kernel,
     _count_overlaps,
+    _gather_sorted,
     _use_compiled,
     _weight_groups,
     _window_sums_kernel,
@@ -329,6 +330,7 @@ def _best_moves_compiled(data, consensus, items, window, groups, rtol=1e-12):
     sorted_masses = data.item_weights[order]
     slots = np.sort(position[items])
     identity = np.arange(order.shape[0])
+    sorted_t, sorted_r = _gather_sorted(data.ranks_t, order)
     better, atmost, valid = _window_sums_kernel(
         slots,
         np.arange(slots.shape[0]),
@@ -337,8 +339,8 @@ def _best_moves_compiled(data, consensus, items, window, groups, rtol=1e-12):
         identity,
         starts,
         tables,
-        np.ascontiguousarray(data.ranks[:, order]),
-        np.ascontiguousarray(data.ranks_t[order]),
+        sorted_r,
+        sorted_t,
         sorted_masses,
         bounds,
         values,

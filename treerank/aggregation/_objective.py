@@ -204,5 +204,5 @@ def _pair_sums_compiled(consensus, data):
     """:func:`_pair_sums` by the compiled Fenwick sweep (O(M B log K))."""
     order = np.argsort(consensus, kind="stable")
     return _pair_sums_kernel(
-        order, consensus[order], data.ranks_t, data.n_buckets, data.item_weights
+        order, consensus[order], data.ranks, data.n_buckets, data.item_weights
     )
