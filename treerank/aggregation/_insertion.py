@@ -382,10 +382,16 @@ class ConsensusInserter:
     unimodal at the scale of the blocks; ``benchmarks/results/aggregation.md``
     reports how often it matches the exact method.
 
-    Memory: the rankings (O(M B) small integers), the block tables
-    (O(G K B), K the largest number of buckets of a ranking) and the tables of
-    the consensus buckets of more than 8 items (O(n_large K B)), built on first
-    use.
+    Memory: a call places the new items in chunks of 4,096, so its memory is
+    that of one chunk whatever the batch size, and each item's position
+    depends on that item alone (not on the chunks or the rest of the batch).
+    On large problems (at least 2^17 item x ranking entries) compiled kernels
+    do the work, with the same positions as the numpy method: they keep, built
+    on first use and not pickled, the block tables (O(G K B)), and either the
+    prefix masses of every (gap, rank) pair of every ranking (O(Q K B), when
+    they fit 2^25 entries: every position then costs one look-up per ranking)
+    or the prefix masses of the largest buckets (at most 2^23 entries, other
+    buckets being compared member by member).
 
     Examples
     --------
