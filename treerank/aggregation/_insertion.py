@@ -76,31 +76,41 @@ _GROUP = 64
 
 
 @njit(cache=True, nogil=True)
-def _thresholds_kernel(ranks, values, values_offset, lower, upper):
-    """Dense thresholds: the number of a ranking's values <, and <=, a rank."""
+def _thresholds_kernel(ranks, low, map_offset, lower_map, upper_map, lower, upper):
+    """Dense thresholds: the number of a ranking's values <, and <=, a rank.
+
+    ``lower_map[map_offset[b] + v - low[b] + 1]`` holds them for every value v
+    from ``low[b] - 1`` to ``high[b] + 1``; values beyond are clipped to these
+    ends (same thresholds).
+    """
     n_rows, n_rankings = ranks.shape
     for row in range(n_rows):
         for b in range(n_rankings):
-            begin = values_offset[b]
-            end = values_offset[b + 1]
+            size = map_offset[b + 1] - map_offset[b]
             v = ranks[row, b]
-            lo = begin
-            hi = end
-            while lo < hi:  # first value >= v
-                mid = (lo + hi) // 2
-                if values[mid] < v:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            lower[row, b] = lo - begin
-            hi = end
-            while lo < hi:  # first value > v
-                mid = (lo + hi) // 2
-                if values[mid] <= v:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            upper[row, b] = lo - begin
+            if v < low[b]:
+                k = 0
+            elif v >= low[b] + size - 2:
+                k = size - 1
+            else:
+                k = v - low[b] + 1
+            lower[row, b] = lower_map[map_offset[b] + k]
+            upper[row, b] = upper_map[map_offset[b] + k]
+
+
+def _threshold_maps(values):
+    """Direct maps of :func:`_thresholds_kernel` from each ranking's values."""
+    low = np.array([v[0] for v in values], dtype=np.int64)
+    sizes = np.array([v[-1] - v[0] + 3 for v in values], dtype=np.int64)
+    map_offset = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    lower_map = np.empty(map_offset[-1], dtype=np.int64)
+    upper_map = np.empty(map_offset[-1], dtype=np.int64)
+    for b, row_values in enumerate(values):
+        grid = np.arange(row_values[0] - 1, row_values[-1] + 2)
+        begin, end = map_offset[b], map_offset[b + 1]
+        lower_map[begin:end] = np.searchsorted(row_values, grid, side="left")
+        upper_map[begin:end] = np.searchsorted(row_values, grid, side="right")
+    return low, map_offset, lower_map, upper_map
 
 
 @njit(cache=True, nogil=True)
@@ -463,7 +473,12 @@ class ConsensusInserter:
             # block_tables[block_offset[b] + k * (G + 1) + J]: mass of the items
             # of the blocks before J that ranking b ranks < k
             n_boundaries = n_blocks + 1
-            block_tables = np.empty(stride * n_boundaries)
+            exact32 = (
+                bool(np.all(masses == np.floor(masses))) and masses.sum() < 2.0**24
+            )
+            block_tables = np.empty(
+                stride * n_boundaries, dtype=np.float32 if exact32 else np.float64
+            )
             for b in range(data.n_rankings):
                 width = int(widths[b])
                 cell = (block + 1) * width + data.ranks[b] + 1
@@ -502,7 +517,12 @@ class ConsensusInserter:
                 data, consensus, n_buckets, widths
             )
             group_bounds, group_values = _weight_groups(data)
+            # direct maps when the values of the rankings are compact (leaf
+            # ranks), binary searches otherwise
+            spans = sum(int(v[-1] - v[0]) + 3 for v in values)
+            maps = _threshold_maps(values) if spans <= 4 * stride + 64 else None
             self._compiled_state = {
+                "values": values,
                 "full_tables": full_tables,
                 "rank_offset": rank_offset,
                 "mass_before_gap": np.concatenate([[0.0], np.cumsum(bucket_mass)]),
@@ -511,10 +531,7 @@ class ConsensusInserter:
                 "mass_before": np.cumsum(mass),
                 "block_tables": block_tables,
                 "block_offset": widths_offset[:-1] * n_boundaries,
-                "values": np.concatenate(values).astype(np.int64),
-                "values_offset": np.concatenate(
-                    [[0], np.cumsum([v.shape[0] for v in values])]
-                ).astype(np.int64),
+                "threshold_maps": maps,
                 "stride": stride,
                 "widths_offset": widths_offset,
                 "group_bounds": group_bounds,
@@ -619,15 +636,13 @@ class ConsensusInserter:
         dtype = _compact_dtype(int(data.n_buckets.max()))
         lower = np.empty(ranks.shape, dtype=dtype)
         upper = np.empty(ranks.shape, dtype=dtype)
-        if compiled:
+        if compiled and state["threshold_maps"] is not None:
             _thresholds_kernel(
-                np.ascontiguousarray(ranks),
-                state["values"],
-                state["values_offset"],
-                lower,
-                upper,
+                np.ascontiguousarray(ranks), *state["threshold_maps"], lower, upper
             )
             return lower, upper
+        if compiled:
+            values = state["values"]
         for b, row_values in enumerate(values):
             lower[:, b] = np.searchsorted(row_values, ranks[:, b], side="left")
             upper[:, b] = np.searchsorted(row_values, ranks[:, b], side="right")
@@ -782,19 +797,23 @@ class ConsensusInserter:
             last,
         )
         if state["full_tables"] is not None:
+            # items with nearby runs read the same table rows: visit them together
+            order = np.argsort(first, kind="stable")
+            placed = np.empty(n_new)
             _region_full_kernel(
-                lower,
-                upper,
-                first,
-                last,
+                lower[order],
+                upper[order],
+                first[order],
+                last[order],
                 state["full_tables"],
                 state["rank_offset"],
                 data.ranking_weights,
                 data.total_weight,
                 state["mass_before_gap"],
                 state["bucket_mass"],
-                out,
+                placed,
             )
+            out[order] = placed
         else:
             _region_scan_kernel(
                 lower,
