@@ -43,6 +43,7 @@ topmost is returned.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import numbers
+import threading
 
 import numpy as np
 from numba import njit
@@ -55,18 +56,24 @@ from treerank.aggregation._bucket_order import (
     check_bucket_order,
     check_rankings,
 )
-from treerank.aggregation._kernels import _use_compiled, _weight_groups
+from treerank.aggregation._kernels import (
+    _count_below,
+    _use_compiled,
+    _weight_groups,
+)
 from treerank.utils.validation import check_sample_weight
 
 __all__ = ["ConsensusInserter"]
 
 _MAX_BLOCKS = 128
+# the compiled state is built once even when threads place chunks concurrently
+_BUILD_LOCK = threading.Lock()
 # new items placed per call of the compiled kernel: bounds the memory of a
 # call (thresholds and results of one chunk) whatever the batch size
 _CHUNK = 4096
 # entries of the per-bucket prefix tables of the compiled path (float64)
 _BUCKET_TABLE_BUDGET = 1 << 23
-_SMALL_BUCKET = 8
+_SMALL_BUCKET = 128  # buckets of more items get prefix tables (compiled path)
 # entries of the full (gap x rank) prefix tables, when they fit (float32 for
 # integral masses of total < 2^24, exact; float64 otherwise, half as many)
 _FULL_TABLE_BUDGET = 1 << 25
@@ -317,12 +324,13 @@ def _region_scan_kernel(
                         value = group_values[g]
                         if value == 0.0:
                             continue
-                        lt = 0
-                        le = 0
-                        for b in range(group_bounds[g], group_bounds[g + 1]):
-                            r = sorted_t[p, b]
-                            lt += r < lo_row[b]
-                            le += r < up_row[b]
+                        begin = group_bounds[g]
+                        end = group_bounds[g + 1]
+                        lt, le = _count_below(
+                            sorted_t[p, begin:end],
+                            lo_row[begin:end],
+                            up_row[begin:end],
+                        )
                         below += value * lt
                         not_above += value * le
                     better += sorted_masses[p] * below
@@ -457,93 +465,95 @@ class ConsensusInserter:
         Ragged tables: ranking b's entries of a row start at ``widths_offset[b]``
         and hold ``K_b + 1`` prefix masses (thresholds 0..K_b).
         """
-        if self._compiled_state is None:
-            data = _RankingData(self.rankings, self.ranking_weights, self.item_weights)
-            values = [np.unique(row) for row in self.rankings[data.permutation]]
-            consensus = self.consensus.astype(np.intp)
-            n_buckets = self.n_buckets
-            widths = data.n_buckets + 1
-            widths_offset = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
-            stride = int(widths_offset[-1])
-            masses = data.item_weights
-            # block tables
-            n_blocks = min(n_buckets, _MAX_BLOCKS)
-            bounds = (np.arange(n_blocks + 1) * n_buckets) // n_blocks
-            block = np.searchsorted(bounds, consensus, side="right") - 1
-            # block_tables[block_offset[b] + k * (G + 1) + J]: mass of the items
-            # of the blocks before J that ranking b ranks < k
-            n_boundaries = n_blocks + 1
-            exact32 = (
-                bool(np.all(masses == np.floor(masses))) and masses.sum() < 2.0**24
-            )
-            block_tables = np.empty(
-                stride * n_boundaries, dtype=np.float32 if exact32 else np.float64
-            )
+        if self._compiled_state is not None:
+            return self._compiled_state
+        with _BUILD_LOCK:
+            if self._compiled_state is None:
+                self._compiled_state = self._build_compiled()
+        return self._compiled_state
+
+    def _build_compiled(self):
+        data = _RankingData(self.rankings, self.ranking_weights, self.item_weights)
+        values = [np.unique(row) for row in self.rankings[data.permutation]]
+        consensus = self.consensus.astype(np.intp)
+        n_buckets = self.n_buckets
+        widths = data.n_buckets + 1
+        widths_offset = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
+        stride = int(widths_offset[-1])
+        masses = data.item_weights
+        # block tables
+        n_blocks = min(n_buckets, _MAX_BLOCKS)
+        bounds = (np.arange(n_blocks + 1) * n_buckets) // n_blocks
+        block = np.searchsorted(bounds, consensus, side="right") - 1
+        # block_tables[block_offset[b] + k * (G + 1) + J]: mass of the items
+        # of the blocks before J that ranking b ranks < k
+        n_boundaries = n_blocks + 1
+        exact32 = bool(np.all(masses == np.floor(masses))) and masses.sum() < 2.0**24
+        block_tables = np.empty(
+            stride * n_boundaries, dtype=np.float32 if exact32 else np.float64
+        )
+        for b in range(data.n_rankings):
+            width = int(widths[b])
+            cell = (block + 1) * width + data.ranks[b] + 1
+            table = np.bincount(
+                cell, weights=masses, minlength=n_boundaries * width
+            ).reshape(n_boundaries, width)
+            np.cumsum(table, axis=1, out=table)
+            np.cumsum(table, axis=0, out=table)
+            begin = int(widths_offset[b]) * n_boundaries
+            block_tables[begin : begin + width * n_boundaries] = table.T.ravel()
+        mass = np.bincount(block + 1, weights=masses, minlength=n_blocks + 1)
+        # items by bucket, and prefix tables of the largest buckets
+        order = np.argsort(consensus, kind="stable")
+        sizes = np.bincount(consensus, minlength=n_buckets)
+        starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        bucket_mass = np.bincount(consensus, weights=masses, minlength=n_buckets)
+        n_tables = min(
+            int(np.sum(sizes > _SMALL_BUCKET)), _BUCKET_TABLE_BUDGET // stride
+        )
+        tabled = np.argsort(-sizes, kind="stable")[:n_tables]
+        bucket_table = np.full(n_buckets, -1, dtype=np.int64)
+        bucket_table[tabled] = np.arange(n_tables)
+        bucket_tables = np.empty((n_tables, stride))
+        if n_tables:
+            member = bucket_table[consensus]
+            members = np.flatnonzero(member >= 0)
             for b in range(data.n_rankings):
                 width = int(widths[b])
-                cell = (block + 1) * width + data.ranks[b] + 1
+                cell = member[members] * width + data.ranks[b][members] + 1
                 table = np.bincount(
-                    cell, weights=masses, minlength=n_boundaries * width
-                ).reshape(n_boundaries, width)
+                    cell, weights=masses[members], minlength=n_tables * width
+                ).reshape(n_tables, width)
                 np.cumsum(table, axis=1, out=table)
-                np.cumsum(table, axis=0, out=table)
-                begin = int(widths_offset[b]) * n_boundaries
-                block_tables[begin : begin + width * n_boundaries] = table.T.ravel()
-            mass = np.bincount(block + 1, weights=masses, minlength=n_blocks + 1)
-            # items by bucket, and prefix tables of the largest buckets
-            order = np.argsort(consensus, kind="stable")
-            sizes = np.bincount(consensus, minlength=n_buckets)
-            starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-            bucket_mass = np.bincount(consensus, weights=masses, minlength=n_buckets)
-            n_tables = min(
-                int(np.sum(sizes > _SMALL_BUCKET)), _BUCKET_TABLE_BUDGET // stride
-            )
-            tabled = np.argsort(-sizes, kind="stable")[:n_tables]
-            bucket_table = np.full(n_buckets, -1, dtype=np.int64)
-            bucket_table[tabled] = np.arange(n_tables)
-            bucket_tables = np.empty((n_tables, stride))
-            if n_tables:
-                member = bucket_table[consensus]
-                members = np.flatnonzero(member >= 0)
-                for b in range(data.n_rankings):
-                    width = int(widths[b])
-                    cell = member[members] * width + data.ranks[b][members] + 1
-                    table = np.bincount(
-                        cell, weights=masses[members], minlength=n_tables * width
-                    ).reshape(n_tables, width)
-                    np.cumsum(table, axis=1, out=table)
-                    bucket_tables[:, widths_offset[b] : widths_offset[b + 1]] = table
-            full_tables, rank_offset = self._full_tables(
-                data, consensus, n_buckets, widths
-            )
-            group_bounds, group_values = _weight_groups(data)
-            # direct maps when the values of the rankings are compact (leaf
-            # ranks), binary searches otherwise
-            spans = sum(int(v[-1] - v[0]) + 3 for v in values)
-            maps = _threshold_maps(values) if spans <= 4 * stride + 64 else None
-            self._compiled_state = {
-                "values": values,
-                "full_tables": full_tables,
-                "rank_offset": rank_offset,
-                "mass_before_gap": np.concatenate([[0.0], np.cumsum(bucket_mass)]),
-                "data": data,
-                "bounds": bounds.astype(np.int64),
-                "mass_before": np.cumsum(mass),
-                "block_tables": block_tables,
-                "block_offset": widths_offset[:-1] * n_boundaries,
-                "threshold_maps": maps,
-                "stride": stride,
-                "widths_offset": widths_offset,
-                "group_bounds": group_bounds,
-                "group_values": group_values,
-                "starts": starts,
-                "bucket_mass": bucket_mass,
-                "bucket_table": bucket_table,
-                "bucket_tables": bucket_tables.ravel(),
-                "sorted_t": np.ascontiguousarray(data.ranks_t[order]),
-                "sorted_masses": masses[order],
-            }
-        return self._compiled_state
+                bucket_tables[:, widths_offset[b] : widths_offset[b + 1]] = table
+        full_tables, rank_offset = self._full_tables(data, consensus, n_buckets, widths)
+        group_bounds, group_values = _weight_groups(data)
+        # direct maps when the values of the rankings are compact (leaf
+        # ranks), binary searches otherwise
+        spans = sum(int(v[-1] - v[0]) + 3 for v in values)
+        maps = _threshold_maps(values) if spans <= 4 * stride + 64 else None
+        return {
+            "values": values,
+            "full_tables": full_tables,
+            "rank_offset": rank_offset,
+            "mass_before_gap": np.concatenate([[0.0], np.cumsum(bucket_mass)]),
+            "data": data,
+            "bounds": bounds.astype(np.int64),
+            "mass_before": np.cumsum(mass),
+            "block_tables": block_tables,
+            "block_offset": widths_offset[:-1] * n_boundaries,
+            "threshold_maps": maps,
+            "stride": stride,
+            "widths_offset": widths_offset,
+            "group_bounds": group_bounds,
+            "group_values": group_values,
+            "starts": starts,
+            "bucket_mass": bucket_mass,
+            "bucket_table": bucket_table,
+            "bucket_tables": bucket_tables.ravel(),
+            "sorted_t": np.ascontiguousarray(data.ranks_t[order]),
+            "sorted_masses": masses[order],
+        }
 
     @staticmethod
     def _full_tables(data, consensus, n_buckets, widths):

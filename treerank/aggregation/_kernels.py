@@ -42,6 +42,42 @@ def _weight_groups(data):
 
 
 # ----------------------------------------------------------------------------
+# row comparisons (loops over whole 1-d views: LLVM vectorizes them)
+# ----------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def _count_lt_le(x, y):
+    """Number of entries with x < y, and with x <= y (views of equal length)."""
+    lt = 0
+    le = 0
+    for t in range(x.shape[0]):
+        lt += x[t] < y[t]
+        le += x[t] <= y[t]
+    return lt, le
+
+
+@njit(cache=True, nogil=True)
+def _count_lt_gt(x, y):
+    """Number of entries with x < y, and with x > y (views of equal length)."""
+    lt = 0
+    gt = 0
+    for t in range(x.shape[0]):
+        lt += x[t] < y[t]
+        gt += x[t] > y[t]
+    return lt, gt
+
+
+@njit(cache=True, nogil=True)
+def _count_below(x, lower, upper):
+    """Number of entries with x < lower, and with x < upper."""
+    lt = 0
+    lu = 0
+    for t in range(x.shape[0]):
+        lt += x[t] < lower[t]
+        lu += x[t] < upper[t]
+    return lt, lu
+
+
+# ----------------------------------------------------------------------------
 # objective
 # ----------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
@@ -205,13 +241,9 @@ def _compare_rows(ranks_t, j, i, group_bounds, group_values):
         value = group_values[g]
         if value == 0.0:
             continue
-        lt = 0
-        le = 0
-        for b in range(group_bounds[g], group_bounds[g + 1]):
-            x = ranks_t[j, b]
-            y = ranks_t[i, b]
-            lt += x < y
-            le += x <= y
+        start = group_bounds[g]
+        stop = group_bounds[g + 1]
+        lt, le = _count_lt_le(ranks_t[j, start:stop], ranks_t[i, start:stop])
         below += value * lt
         at_most += value * le
     return below, at_most
@@ -547,13 +579,9 @@ def _batch_kernel(
                 value = group_values[g]
                 if value == 0.0:
                     continue
-                lt = 0
-                gt = 0
-                for b in range(group_bounds[g], group_bounds[g + 1]):
-                    x = rows[c, b]
-                    y = rows[d, b]
-                    lt += x < y
-                    gt += x > y
+                start = group_bounds[g]
+                stop = group_bounds[g + 1]
+                lt, gt = _count_lt_gt(rows[c, start:stop], rows[d, start:stop])
                 better += value * lt
                 worse += value * gt
             corr = (
