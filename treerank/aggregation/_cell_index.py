@@ -94,19 +94,23 @@ def _insert_rows(rows, hashes, mask):
 
 
 @njit(cache=True, nogil=True)
-def _row_less(rows, i, j):
-    """Row i < row j in lexicographic order."""
-    for t in range(rows.shape[1]):
+def _rest_less(rows, i, j):
+    """Row i < row j, lexicographically, from their third entry on."""
+    for t in range(2, rows.shape[1]):
         if rows[i, t] != rows[j, t]:
             return rows[i, t] < rows[j, t]
     return False
 
 
 @njit(cache=True, nogil=True)
-def _lexicographic_order(rows, ids):
-    """``ids`` sorted by their rows, lexicographically (stable merge sort)."""
+def _merge_sort_rows(rows, keys, ids):
+    """Stable merge sort of positions 0..n-1 by (keys, rest of row ``ids[.]``).
+
+    ``keys`` holds the two leading entries of each row, contiguous, so that
+    most comparisons do not read the rows.
+    """
     n = ids.shape[0]
-    src = ids.copy()
+    src = np.arange(n)
     dst = np.empty_like(src)
     width = 1
     while width < n:
@@ -115,11 +119,19 @@ def _lexicographic_order(rows, ids):
             hi = min(lo + 2 * width, n)
             a, b, k = lo, mid, lo
             while a < mid and b < hi:
-                if _row_less(rows, src[b], src[a]):
-                    dst[k] = src[b]
+                x = src[a]
+                y = src[b]
+                if keys[y, 0] != keys[x, 0]:
+                    take_b = keys[y, 0] < keys[x, 0]
+                elif keys[y, 1] != keys[x, 1]:
+                    take_b = keys[y, 1] < keys[x, 1]
+                else:
+                    take_b = _rest_less(rows, ids[y], ids[x])
+                if take_b:
+                    dst[k] = y
                     b += 1
                 else:
-                    dst[k] = src[a]
+                    dst[k] = x
                     a += 1
                 k += 1
             while a < mid:
@@ -133,6 +145,14 @@ def _lexicographic_order(rows, ids):
         src, dst = dst, src
         width *= 2
     return src
+
+
+def _lexicographic_order(rows, ids):
+    """``ids`` (row indices) sorted by their rows, lexicographically (stable)."""
+    leading = rows[ids, : min(2, rows.shape[1])].astype(np.int64)
+    keys = np.zeros((ids.shape[0], 2), dtype=np.int64)
+    keys[:, : leading.shape[1]] = leading
+    return ids[_merge_sort_rows(rows, keys, ids)]
 
 
 @njit(cache=True, nogil=True)
