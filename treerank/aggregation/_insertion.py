@@ -294,7 +294,9 @@ def _region_scan_kernel(
     For consensuses too large for full tables: a tabled bucket costs one
     look-up per ranking, another bucket one row comparison per member.
     """
-    n_new = lower.shape[0]
+    n_new, n_rankings = lower.shape
+    single = group_values.shape[0] == 1 and group_values[0] != 0.0
+    weight = group_values[0]
     for row in range(n_new):
         lo_row = lower[row]
         up_row = upper[row]
@@ -314,6 +316,19 @@ def _region_scan_kernel(
                     group_bounds,
                     group_values,
                 )
+            elif single:
+                # one ranking weight: integer counts over whole rows
+                better = 0.0
+                at_most = 0.0
+                for p in range(starts[q], starts[q + 1]):
+                    lt = 0
+                    lu = 0
+                    for b in range(n_rankings):
+                        x = sorted_t[p, b]
+                        lt += x < lo_row[b]
+                        lu += x < up_row[b]
+                    better += sorted_masses[p] * (weight * lt)
+                    at_most += sorted_masses[p] * (weight * lu)
             else:
                 better = 0.0
                 at_most = 0.0
@@ -533,6 +548,7 @@ class ConsensusInserter:
         spans = sum(int(v[-1] - v[0]) + 3 for v in values)
         maps = _threshold_maps(values) if spans <= 4 * stride + 64 else None
         return {
+            "scale": np.maximum(data.n_buckets, 1).astype(np.float64),
             "values": values,
             "full_tables": full_tables,
             "rank_offset": rank_offset,
@@ -790,6 +806,13 @@ class ConsensusInserter:
         state = self._compiled()
         data = state["data"]
         n_new = lower.shape[0]
+        # items with similar thresholds read the same table rows, and items
+        # with nearby runs the same members: visit them together (each item's
+        # position depends on that item alone, so the order changes nothing)
+        key = (lower / state["scale"]).sum(axis=1)
+        visit = np.argsort(key, kind="stable")
+        lower = lower[visit]
+        upper = upper[visit]
         first = np.empty(n_new, dtype=np.int64)
         last = np.empty(n_new, dtype=np.int64)
         _block_search_kernel(
@@ -806,15 +829,20 @@ class ConsensusInserter:
             first,
             last,
         )
+        order = np.argsort(first, kind="stable")
+        lower, upper, first, last = (
+            lower[order],
+            upper[order],
+            first[order],
+            last[order],
+        )
+        placed = np.empty(n_new)
         if state["full_tables"] is not None:
-            # items with nearby runs read the same table rows: visit them together
-            order = np.argsort(first, kind="stable")
-            placed = np.empty(n_new)
             _region_full_kernel(
-                lower[order],
-                upper[order],
-                first[order],
-                last[order],
+                lower,
+                upper,
+                first,
+                last,
                 state["full_tables"],
                 state["rank_offset"],
                 data.ranking_weights,
@@ -823,7 +851,6 @@ class ConsensusInserter:
                 state["bucket_mass"],
                 placed,
             )
-            out[order] = placed
         else:
             _region_scan_kernel(
                 lower,
@@ -841,8 +868,9 @@ class ConsensusInserter:
                 state["widths_offset"],
                 state["sorted_t"],
                 state["sorted_masses"],
-                out,
+                placed,
             )
+        out[visit[order]] = placed
 
     def _fast_numpy(self, lower, upper, window):
         """The fast method for one chunk of thresholds, in numpy."""

@@ -235,6 +235,16 @@ def _mean_rank_kernel(ranks, scale, ranking_weights):
 @njit(cache=True, nogil=True)
 def _compare_rows(ranks_t, j, i, group_bounds, group_values):
     """Weighted counts of rankings with r(j) < r(i) and with r(j) <= r(i)."""
+    if group_values.shape[0] == 1:
+        # one ranking weight: integer counts over whole rows (vectorized)
+        lt = 0
+        le = 0
+        for b in range(ranks_t.shape[1]):
+            x = ranks_t[j, b]
+            y = ranks_t[i, b]
+            lt += x < y
+            le += x <= y
+        return group_values[0] * lt, group_values[0] * le
     below = 0.0
     at_most = 0.0
     for g in range(group_values.shape[0]):
@@ -575,7 +585,17 @@ def _batch_kernel(
             j = move_item[e]
             better = 0.0
             worse = 0.0
-            for g in range(group_values.shape[0]):
+            if group_values.shape[0] == 1:
+                lt = 0
+                gt = 0
+                for b in range(n_rankings):
+                    x = rows[c, b]
+                    y = rows[d, b]
+                    lt += x < y
+                    gt += x > y
+                better = group_values[0] * lt
+                worse = group_values[0] * gt
+            for g in range(group_values.shape[0] if group_values.shape[0] > 1 else 0):
                 value = group_values[g]
                 if value == 0.0:
                     continue
