@@ -335,7 +335,7 @@ def main():
                 200_000,
                 300,
                 args.numpy_median,
-                3_000,
+                8_192,
             )
         )
     header = ["step", "before (s)", "after (s)", "speed-up", "peak MB before / after"]
