@@ -345,7 +345,7 @@ def main():
         detail, rows = setting(
             name, n_samples, depth, n_new, numpy_new, numpy_median, n_insert
         )
-        sections.append(f"### {name}\n\n{detail}.\n\n" + markdown_table(header, rows))
+        sections.append(f"## {name}\n\n{detail}.\n\n" + markdown_table(header, rows))
         print(sections[-1], flush=True)
     quality = small_instances()
     body = (
