@@ -160,3 +160,16 @@ def test_cell_index_errors():
         index.lookup([[0, 1, 2]])
     with pytest.raises(ValueError, match="rows must contain integer"):
         index.lookup([[0.0, 1.0]])
+
+
+def test_lexicographic_order_of_long_shared_prefixes(rng):
+    # rows that agree on their first 12 columns (past the column-major head),
+    # long and short runs, large values: the same cells and order as np.unique
+    prefix = np.tile(rng.integers(0, 2**40, size=12), (3000, 1))
+    tail = rng.integers(0, 3, size=(3000, 6)) * (2**35)
+    leaves = np.concatenate([prefix, tail], axis=1)
+    leaves[::7, 0] += 1  # a second run of prefixes
+    cells = common_subpartition(leaves)
+    unique, inverse = np.unique(leaves, axis=0, return_inverse=True)
+    assert np.array_equal(cells.cell_ranks, unique)
+    assert np.array_equal(cells.cell_index, inverse.ravel())

@@ -94,65 +94,86 @@ def _insert_rows(rows, hashes, mask):
 
 
 @njit(cache=True, nogil=True)
-def _rest_less(rows, i, j):
-    """Row i < row j, lexicographically, from their third entry on."""
-    for t in range(2, rows.shape[1]):
-        if rows[i, t] != rows[j, t]:
-            return rows[i, t] < rows[j, t]
+def _tail_less(rows, i, j, t):
+    """Row i < row j, lexicographically, from entry t on."""
+    for c in range(t, rows.shape[1]):
+        if rows[i, c] != rows[j, c]:
+            return rows[i, c] < rows[j, c]
     return False
 
 
 @njit(cache=True, nogil=True)
-def _merge_sort_rows(rows, keys, ids):
-    """Stable merge sort of positions 0..n-1 by (keys, rest of row ``ids[.]``).
+def _lexicographic_kernel(rows, ids, head):
+    """Most-significant-column-first sort of ``ids`` by their rows (stable).
 
-    ``keys`` holds the two leading entries of each row, contiguous, so that
-    most comparisons do not read the rows.
+    A segment of ids that agree on columns ``0 .. t-1`` is sorted by column t
+    (stable merge sort of its values) and split into runs of equal values,
+    each sorted the same way from column t + 1. Forest cells differ within a
+    few columns, so the work is a few sorts of n values. ``head`` holds the
+    first columns of the rows of ``ids``, column-major (contiguous reads).
     """
     n = ids.shape[0]
-    src = np.arange(n)
-    dst = np.empty_like(src)
-    width = 1
-    while width < n:
-        for lo in range(0, n, 2 * width):
-            mid = min(lo + width, n)
-            hi = min(lo + 2 * width, n)
-            a, b, k = lo, mid, lo
-            while a < mid and b < hi:
-                x = src[a]
-                y = src[b]
-                if keys[y, 0] != keys[x, 0]:
-                    take_b = keys[y, 0] < keys[x, 0]
-                elif keys[y, 1] != keys[x, 1]:
-                    take_b = keys[y, 1] < keys[x, 1]
-                else:
-                    take_b = _rest_less(rows, ids[y], ids[x])
-                if take_b:
-                    dst[k] = y
-                    b += 1
-                else:
-                    dst[k] = x
-                    a += 1
-                k += 1
-            while a < mid:
-                dst[k] = src[a]
-                a += 1
-                k += 1
-            while b < hi:
-                dst[k] = src[b]
-                b += 1
-                k += 1
-        src, dst = dst, src
-        width *= 2
-    return src
+    n_columns = rows.shape[1]
+    n_head = head.shape[0]
+    order = np.arange(n)
+    stack_lo = np.empty(64, dtype=np.int64)
+    stack_hi = np.empty(64, dtype=np.int64)
+    stack_t = np.empty(64, dtype=np.int64)
+    stack_lo[0] = 0
+    stack_hi[0] = n
+    stack_t[0] = 0
+    depth = 1
+    while depth > 0:
+        depth -= 1
+        lo = stack_lo[depth]
+        hi = stack_hi[depth]
+        t = stack_t[depth]
+        if hi - lo < 2 or t >= n_columns:
+            continue
+        if hi - lo <= 16:  # insertion sort by the rest of the rows
+            for a in range(lo + 1, hi):
+                current = order[a]
+                b = a
+                while b > lo and _tail_less(rows, ids[current], ids[order[b - 1]], t):
+                    order[b] = order[b - 1]
+                    b -= 1
+                order[b] = current
+            continue
+        values = np.empty(hi - lo, dtype=np.int64)
+        if t < n_head:
+            for p in range(lo, hi):
+                values[p - lo] = head[t, order[p]]
+        else:
+            for p in range(lo, hi):
+                values[p - lo] = rows[ids[order[p]], t]
+        permutation = np.argsort(values, kind="mergesort")
+        segment = order[lo:hi].copy()
+        for p in range(hi - lo):
+            order[lo + p] = segment[permutation[p]]
+        start = 0
+        while start < hi - lo:
+            stop = start + 1
+            value = values[permutation[start]]
+            while stop < hi - lo and values[permutation[stop]] == value:
+                stop += 1
+            if stop - start > 1:
+                if depth == stack_lo.shape[0]:
+                    stack_lo = np.concatenate((stack_lo, np.empty_like(stack_lo)))
+                    stack_hi = np.concatenate((stack_hi, np.empty_like(stack_hi)))
+                    stack_t = np.concatenate((stack_t, np.empty_like(stack_t)))
+                stack_lo[depth] = lo + start
+                stack_hi[depth] = lo + stop
+                stack_t[depth] = t + 1
+                depth += 1
+            start = stop
+    return ids[order]
 
 
 def _lexicographic_order(rows, ids):
     """``ids`` (row indices) sorted by their rows, lexicographically (stable)."""
-    leading = rows[ids, : min(2, rows.shape[1])].astype(np.int64)
-    keys = np.zeros((ids.shape[0], 2), dtype=np.int64)
-    keys[:, : leading.shape[1]] = leading
-    return ids[_merge_sort_rows(rows, keys, ids)]
+    ids = np.ascontiguousarray(ids, dtype=np.int64)
+    head = np.ascontiguousarray(rows[ids, :8].T)
+    return _lexicographic_kernel(rows, ids, head)
 
 
 @njit(cache=True, nogil=True)
