@@ -72,7 +72,7 @@ _BUILD_LOCK = threading.Lock()
 # call (thresholds and results of one chunk) whatever the batch size
 _CHUNK = 4096
 # entries of the per-bucket prefix tables of the compiled path (float64)
-_BUCKET_TABLE_BUDGET = 1 << 23
+_BUCKET_TABLE_BUDGET = 1 << 24  # float32 entries (half as many float64)
 _SMALL_BUCKET = 128  # buckets of more items get prefix tables (compiled path)
 # entries of the full (gap x rank) prefix tables, when they fit (float32 for
 # integral masses of total < 2^24, exact; float64 otherwise, half as many)
@@ -263,8 +263,8 @@ def _group_table_sum(tables, base, widths_offset, lower, upper, bounds, values):
         le = 0.0
         for b in range(bounds[g], bounds[g + 1]):
             row = base + widths_offset[b]
-            lt += tables[row + lower[b]]
-            le += tables[row + upper[b]]
+            lt += np.float64(tables[row + lower[b]])
+            le += np.float64(tables[row + upper[b]])
         below += value * lt
         at_most += value * le
     return below, at_most
@@ -523,13 +523,14 @@ class ConsensusInserter:
         sizes = np.bincount(consensus, minlength=n_buckets)
         starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         bucket_mass = np.bincount(consensus, weights=masses, minlength=n_buckets)
-        n_tables = min(
-            int(np.sum(sizes > _SMALL_BUCKET)), _BUCKET_TABLE_BUDGET // stride
-        )
+        budget = _BUCKET_TABLE_BUDGET if exact32 else _BUCKET_TABLE_BUDGET // 2
+        n_tables = min(int(np.sum(sizes > _SMALL_BUCKET)), budget // stride)
         tabled = np.argsort(-sizes, kind="stable")[:n_tables]
         bucket_table = np.full(n_buckets, -1, dtype=np.int64)
         bucket_table[tabled] = np.arange(n_tables)
-        bucket_tables = np.empty((n_tables, stride))
+        bucket_tables = np.empty(
+            (n_tables, stride), dtype=np.float32 if exact32 else np.float64
+        )
         if n_tables:
             member = bucket_table[consensus]
             members = np.flatnonzero(member >= 0)
