@@ -193,6 +193,20 @@ def _lookup(cells, cell_hashes, table, mask, rows, out):
         out[i] = found
 
 
+@njit(cache=True, nogil=True)
+def _transpose(matrix):
+    """C-contiguous transpose, in cache-sized tiles."""
+    n_rows, n_columns = matrix.shape
+    out = np.empty((n_columns, n_rows), dtype=matrix.dtype)
+    tile = 64
+    for i0 in range(0, n_rows, tile):
+        for j0 in range(0, n_columns, tile):
+            for i in range(i0, min(i0 + tile, n_rows)):
+                for j in range(j0, min(j0 + tile, n_columns)):
+                    out[j, i] = matrix[i, j]
+    return out
+
+
 def _table_mask(n_rows):
     """Mask of a power-of-two table with at least 2 slots per row."""
     size = 2
@@ -212,7 +226,7 @@ def _distinct_rows(rows):
     # cells are numbered by first appearance, so ``first`` is increasing
     order = _lexicographic_order(rows, first)
     relabel = np.empty(order.shape[0], dtype=np.int64)
-    relabel[np.searchsorted(first, order)] = np.arange(order.shape[0])
+    relabel[cell_of_row[order]] = np.arange(order.shape[0])
     return relabel[cell_of_row], order
 
 

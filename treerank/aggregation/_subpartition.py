@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from treerank.aggregation._cell_index import _distinct_rows
+from treerank.aggregation._cell_index import _distinct_rows, _transpose
 from treerank.utils.validation import check_sample_weight
 
 __all__ = ["CommonSubpartition", "common_subpartition"]
@@ -149,5 +149,5 @@ def common_subpartition(leaf_matrix, sample_weight=None):
         cell_index=cell_index,
         cell_weights=cell_weights,
         cell_ranks=cell_ranks,
-        rankings=np.ascontiguousarray(cell_ranks.T),
+        rankings=_transpose(cell_ranks),
     )
