@@ -357,11 +357,34 @@ def test_result_object():
         ({"window": -1}, "window must be an integer >= 0"),
         ({"window": "wide"}, "window must be an integer >= 0"),
         ({"n_restarts": 1.5}, "n_restarts must be an integer >= 1"),
+        ({"time_limit": -1}, "time_limit must be a finite real number > 0"),
+        ({"time_limit": 0}, "time_limit must be a finite real number > 0"),
+        ({"time_limit": float("nan")}, "time_limit must be a finite real number"),
+        ({"time_limit": "10"}, "time_limit must be a finite real number"),
+        ({"time_limit": True}, "time_limit must be a finite real number"),
+        ({"tol": -0.1}, "tol must be a finite real number >= 0"),
+        ({"tol": float("inf")}, "tol must be a finite real number >= 0"),
+        ({"tol": None}, "tol must be a finite real number >= 0"),
+        ({"random_state": "seed"}, "cannot be used to seed"),
     ],
 )
 def test_parameter_errors(kwargs, match):
     with pytest.raises(ValueError, match=match):
         kemeny_median([[0, 1, 2], [2, 1, 0]], **kwargs)
+
+
+def test_objective_and_distance_parameter_errors():
+    from treerank.aggregation import kendall_tau_distance
+
+    with pytest.raises(ValueError, match="normalize must be True or False"):
+        kemeny_objective([0, 1], [[0, 1]], normalize="yes")
+    with pytest.raises(ValueError, match="normalize must be True or False"):
+        kendall_tau_distance([0, 1], [1, 0], normalize=None)
+
+
+def test_valid_time_limit_is_accepted():
+    result = kemeny_median([[0, 1, 2], [2, 1, 0]], method="ilp", time_limit=30)
+    assert result.converged
 
 
 def test_size_limits():

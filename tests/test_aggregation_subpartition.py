@@ -88,3 +88,88 @@ def test_errors(leaves, match):
 def test_sample_weight_errors():
     with pytest.raises(ValueError, match="sample_weight has 1 elements"):
         common_subpartition([[0], [1]], sample_weight=[1.0])
+
+
+# ----------------------------------------------------------------------------
+# hashing: against np.unique, under forced collisions, and the lookup index
+# ----------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint8, np.int16])
+def test_hashing_matches_numpy_unique(rng, dtype):
+    for n_samples, n_trees, n_leaves in [(500, 3, 4), (2000, 40, 3), (300, 1, 50)]:
+        leaves = rng.integers(0, n_leaves, size=(n_samples, n_trees)).astype(dtype)
+        cells = common_subpartition(leaves)
+        unique, inverse = np.unique(
+            leaves.astype(np.int64), axis=0, return_inverse=True
+        )
+        assert np.array_equal(cells.cell_ranks, unique)
+        assert np.array_equal(cells.cell_index, inverse.ravel())
+        assert cells.cell_ranks.dtype == np.int64
+
+
+def test_hash_collisions_are_resolved_by_comparing_rows(rng):
+    from treerank.aggregation._cell_index import _insert_rows
+
+    leaves = rng.integers(0, 3, size=(400, 4)).astype(np.int64)
+    same_hash = np.zeros(400, dtype=np.uint64)  # every row collides
+    cell_of_row, first, _ = _insert_rows(leaves, same_hash, np.int64(1023))
+    _, expected = np.unique(leaves, axis=0, return_inverse=True)
+    # same partition of the rows (cells numbered by first appearance)
+    assert first.shape[0] == np.unique(expected).shape[0]
+    assert np.array_equal(expected.ravel()[first][cell_of_row], expected.ravel())
+    assert np.array_equal(np.sort(first), first)
+
+
+def test_cell_index_lookup(rng):
+    from treerank.aggregation import CellIndex
+
+    leaves = rng.integers(0, 5, size=(3000, 6))
+    cells = common_subpartition(leaves)
+    index = CellIndex(cells.cell_ranks)
+    assert index.n_cells == cells.n_cells and index.n_trees == 6
+    # every sample finds its own cell
+    assert np.array_equal(index.lookup(leaves), cells.cell_index)
+    # new rows: found exactly when they are a cell, whatever their dtype
+    new = rng.integers(0, 7, size=(2000, 6)).astype(np.int32)
+    found = index.lookup(new)
+    known = {tuple(row): c for c, row in enumerate(cells.cell_ranks.tolist())}
+    expected = [known.get(tuple(row), -1) for row in new.tolist()]
+    assert found.tolist() == expected
+    assert (found >= 0).any() and (found < 0).any()
+    assert index.lookup(np.empty((0, 6), dtype=int)).shape == (0,)
+    # rebuilt after pickling, same answers
+    import pickle
+
+    restored = pickle.loads(pickle.dumps(index))
+    assert restored._table is None
+    assert np.array_equal(restored.lookup(new), found)
+
+
+def test_cell_index_errors():
+    from treerank.aggregation import CellIndex
+
+    with pytest.raises(ValueError, match="cell_ranks must hold distinct rows"):
+        CellIndex([[0, 1], [0, 1]])
+    with pytest.raises(ValueError, match="cell_ranks must be a two-dimensional"):
+        CellIndex([0, 1])
+    with pytest.raises(ValueError, match="at least one cell and one tree"):
+        CellIndex(np.zeros((0, 3), dtype=int))
+    with pytest.raises(ValueError, match="cell_ranks must contain integer"):
+        CellIndex([[0.5, 1.0]])
+    index = CellIndex([[0, 1], [1, 0]])
+    with pytest.raises(ValueError, match="rows has 3 columns but the index"):
+        index.lookup([[0, 1, 2]])
+    with pytest.raises(ValueError, match="rows must contain integer"):
+        index.lookup([[0.0, 1.0]])
+
+
+def test_lexicographic_order_of_long_shared_prefixes(rng):
+    # rows that agree on their first 12 columns (past the column-major head),
+    # long and short runs, large values: the same cells and order as np.unique
+    prefix = np.tile(rng.integers(0, 2**40, size=12), (3000, 1))
+    tail = rng.integers(0, 3, size=(3000, 6)) * (2**35)
+    leaves = np.concatenate([prefix, tail], axis=1)
+    leaves[::7, 0] += 1  # a second run of prefixes
+    cells = common_subpartition(leaves)
+    unique, inverse = np.unique(leaves, axis=0, return_inverse=True)
+    assert np.array_equal(cells.cell_ranks, unique)
+    assert np.array_equal(cells.cell_index, inverse.ravel())

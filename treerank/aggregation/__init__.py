@@ -12,7 +12,8 @@ computes
   about 10^5 items;
 - the common subpartition of the leaves of B ranking trees, as cells with
   masses and one bucket order of the cells per tree
-  (:func:`common_subpartition`);
+  (:func:`common_subpartition`), and a hash index that finds the cell of a new
+  row of leaf ranks (:class:`CellIndex`);
 - the Kendall-optimal position of a new item in a fitted median, given its
   bucket in each ranking (:class:`ConsensusInserter`).
 
@@ -27,12 +28,14 @@ from treerank.aggregation._bucket_order import (
     check_rankings,
     dense_bucket_order,
 )
+from treerank.aggregation._cell_index import CellIndex
 from treerank.aggregation._distance import kendall_tau_distance
 from treerank.aggregation._insertion import ConsensusInserter
 from treerank.aggregation._kemeny import MedianResult, kemeny_median, kemeny_objective
 from treerank.aggregation._subpartition import CommonSubpartition, common_subpartition
 
 __all__ = [
+    "CellIndex",
     "CommonSubpartition",
     "ConsensusInserter",
     "MedianResult",

@@ -18,6 +18,7 @@ validated item and ranking weights.
 import itertools
 
 import numpy as np
+from numba import njit
 
 from treerank.utils.validation import check_sample_weight
 
@@ -166,6 +167,66 @@ def _dense_rows(rankings):
     return dense, n_buckets
 
 
+@njit(cache=True, nogil=True)
+def _bucket_codes(rankings, low, span):
+    """Per row, the dense code of every value of ``low[b] .. low[b] + span[b] - 1``.
+
+    Returns (codes, offsets, n_buckets): row b's codes are
+    ``codes[offsets[b] : offsets[b + 1]]`` (-1 for an absent value).
+    """
+    n_rows, n_items = rankings.shape
+    offsets = np.zeros(n_rows + 1, dtype=np.int64)
+    for b in range(n_rows):
+        offsets[b + 1] = offsets[b] + span[b]
+    codes = np.full(offsets[n_rows], -1, dtype=np.int64)
+    n_buckets = np.empty(n_rows, dtype=np.int64)
+    for b in range(n_rows):
+        base = offsets[b] - low[b]
+        for i in range(n_items):
+            codes[base + rankings[b, i]] = 0
+        count = 0
+        for k in range(offsets[b], offsets[b + 1]):
+            if codes[k] == 0:
+                codes[k] = count
+                count += 1
+        n_buckets[b] = count
+    return codes, offsets, n_buckets
+
+
+@njit(cache=True, nogil=True)
+def _apply_codes(rankings, low, codes, offsets, permutation, ranks, ranks_t):
+    """Dense ranks of the rows ``permutation``, in both layouts."""
+    n_rows, n_items = ranks.shape
+    block = 256
+    for begin in range(0, n_items, block):
+        end = min(begin + block, n_items)
+        for r in range(n_rows):
+            b = permutation[r]
+            base = offsets[b] - low[b]
+            for i in range(begin, end):
+                code = codes[base + rankings[b, i]]
+                ranks[r, i] = code
+                ranks_t[i, r] = code
+
+
+def _compact_ranks(rankings, permutation, n_buckets_hint=None):
+    """Dense compact ranks (B, M) and (M, B) of the rows ``permutation``.
+
+    Compiled for large inputs with a small range of values per row; None when
+    the values of a row span more than 4 M + 64 integers (use _dense_rows).
+    """
+    low = rankings.min(axis=1)
+    span = rankings.max(axis=1) - low + 1
+    if np.any(span > 4 * rankings.shape[1] + 64):
+        return None
+    codes, offsets, n_buckets = _bucket_codes(rankings, low, span)
+    dtype = _compact_dtype(int(n_buckets.max()))
+    ranks = np.empty(rankings.shape, dtype=dtype)
+    ranks_t = np.empty(rankings.shape[::-1], dtype=dtype)
+    _apply_codes(rankings, low, codes, offsets, permutation, ranks, ranks_t)
+    return ranks, ranks_t, n_buckets
+
+
 def dense_bucket_order(ranking):
     """Re-code bucket indices densely, keeping the order and the ties.
 
@@ -201,6 +262,10 @@ def _dot(a, b):
     small products use this instead.
     """
     return float(np.multiply(a, b).sum())
+
+
+# inputs with at least this many entries are re-coded by compiled kernels
+_COMPACT_MIN_SIZE = 1 << 17
 
 
 def _compact_dtype(max_value):
@@ -245,7 +310,6 @@ class _RankingData:
         item_weights = check_sample_weight(
             item_weights, n_items, input_name="item_weights"
         )
-        dense, n_buckets = _dense_rows(rankings)
         values = np.unique(ranking_weights)
         if values.shape[0] <= 8:
             permutation = np.argsort(ranking_weights, kind="stable")
@@ -259,10 +323,17 @@ class _RankingData:
         else:
             permutation = np.arange(n_rankings)
             self.weight_groups = None
-        dtype = _compact_dtype(int(n_buckets.max()))
         self.permutation = permutation
-        self.ranks = np.ascontiguousarray(dense[permutation], dtype=dtype)
-        self.ranks_t = np.ascontiguousarray(self.ranks.T)
+        compact = None
+        if n_items * n_rankings >= _COMPACT_MIN_SIZE:
+            compact = _compact_ranks(rankings, permutation)
+        if compact is None:
+            dense, n_buckets = _dense_rows(rankings)
+            dtype = _compact_dtype(int(n_buckets.max()))
+            self.ranks = np.ascontiguousarray(dense[permutation], dtype=dtype)
+            self.ranks_t = np.ascontiguousarray(self.ranks.T)
+        else:
+            self.ranks, self.ranks_t, n_buckets = compact
         self.n_buckets = n_buckets[permutation].astype(np.int64)
         self.ranking_weights = ranking_weights[permutation]
         self.item_weights = item_weights

@@ -62,6 +62,8 @@ def kendall_tau_distance(r1, r2, *, item_weights=None, normalize=True):
     >>> kendall_tau_distance([0, 1], [1, 0])  # 2 * (1/2) * (1/2) * 1
     0.5
     """
+    if not isinstance(normalize, (bool, np.bool_)):
+        raise ValueError(f"normalize must be True or False; got {normalize!r}.")
     r1 = check_bucket_order(r1, input_name="r1")
     r2 = check_bucket_order(r2, r1.shape[0], input_name="r2")
     weights = check_sample_weight(item_weights, r1.shape[0], input_name="item_weights")

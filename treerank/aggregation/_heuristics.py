@@ -28,6 +28,12 @@ and ranking weights w:
 
 import numpy as np
 
+from treerank.aggregation._kernels import (
+    _borda_kernel,
+    _mean_rank_kernel,
+    _use_compiled,
+)
+
 __all__ = []
 
 _COPELAND_CHUNK = 1 << 24  # compared bytes per chunk
@@ -41,6 +47,8 @@ def _dense_from_keys(keys):
 def _borda_costs(data):
     """Weighted Borda cost of each item (mass above + half the tied mass)."""
     masses = data.item_weights
+    if _use_compiled(data.n_items, data.n_rankings):
+        return _borda_kernel(data.ranks, data.n_buckets, masses, data.ranking_weights)
     costs = np.zeros(data.n_items)
     for b in range(data.n_rankings):
         weight = data.ranking_weights[b]
@@ -62,6 +70,9 @@ def _borda(data):
 
 def _mean_rank(data):
     scale = np.maximum(data.n_buckets, 1).astype(np.float64)
+    if _use_compiled(data.n_items, data.n_rankings):
+        keys = _mean_rank_kernel(data.ranks, scale, data.ranking_weights)
+        return _dense_from_keys(keys)
     normalized = data.ranks / scale[:, None]
     return _dense_from_keys((data.ranking_weights[:, None] * normalized).sum(axis=0))
 

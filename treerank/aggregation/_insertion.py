@@ -43,8 +43,10 @@ topmost is returned.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import numbers
+import threading
 
 import numpy as np
+from numba import njit
 
 from treerank.aggregation._bucket_index import _BucketIndex
 from treerank.aggregation._bucket_order import (
@@ -54,11 +56,310 @@ from treerank.aggregation._bucket_order import (
     check_bucket_order,
     check_rankings,
 )
+from treerank.aggregation._kernels import (
+    _count_below,
+    _use_compiled,
+    _weight_groups,
+)
 from treerank.utils.validation import check_sample_weight
 
 __all__ = ["ConsensusInserter"]
 
 _MAX_BLOCKS = 128
+# the compiled state is built once even when threads place chunks concurrently
+_BUILD_LOCK = threading.Lock()
+# new items placed per call of the compiled kernel: bounds the memory of a
+# call (thresholds and results of one chunk) whatever the batch size
+_CHUNK = 4096
+# entries of the per-bucket prefix tables of the compiled path (float64)
+_BUCKET_TABLE_BUDGET = 1 << 24  # float32 entries (half as many float64)
+_SMALL_BUCKET = 128  # buckets of more items get prefix tables (compiled path)
+# entries of the full (gap x rank) prefix tables, when they fit (float32 for
+# integral masses of total < 2^24, exact; float64 otherwise, half as many)
+_FULL_TABLE_BUDGET = 1 << 25
+# items of a chunk whose costs are summed together, ranking by ranking: their
+# accumulators and one ranking's table stay in cache
+_GROUP = 64
+
+
+@njit(cache=True, nogil=True)
+def _thresholds_kernel(ranks, low, map_offset, lower_map, upper_map, lower, upper):
+    """Dense thresholds: the number of a ranking's values <, and <=, a rank.
+
+    ``lower_map[map_offset[b] + v - low[b] + 1]`` holds them for every value v
+    from ``low[b] - 1`` to ``high[b] + 1``; values beyond are clipped to these
+    ends (same thresholds).
+    """
+    n_rows, n_rankings = ranks.shape
+    for row in range(n_rows):
+        for b in range(n_rankings):
+            size = map_offset[b + 1] - map_offset[b]
+            v = ranks[row, b]
+            if v < low[b]:
+                k = 0
+            elif v >= low[b] + size - 2:
+                k = size - 1
+            else:
+                k = v - low[b] + 1
+            lower[row, b] = lower_map[map_offset[b] + k]
+            upper[row, b] = upper_map[map_offset[b] + k]
+
+
+def _threshold_maps(values):
+    """Direct maps of :func:`_thresholds_kernel` from each ranking's values."""
+    low = np.array([v[0] for v in values], dtype=np.int64)
+    sizes = np.array([v[-1] - v[0] + 3 for v in values], dtype=np.int64)
+    map_offset = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    lower_map = np.empty(map_offset[-1], dtype=np.int64)
+    upper_map = np.empty(map_offset[-1], dtype=np.int64)
+    for b, row_values in enumerate(values):
+        grid = np.arange(row_values[0] - 1, row_values[-1] + 2)
+        begin, end = map_offset[b], map_offset[b + 1]
+        lower_map[begin:end] = np.searchsorted(row_values, grid, side="left")
+        upper_map[begin:end] = np.searchsorted(row_values, grid, side="right")
+    return low, map_offset, lower_map, upper_map
+
+
+@njit(cache=True, nogil=True)
+def _block_search_kernel(
+    lower,
+    upper,
+    block_tables,
+    block_offset,
+    ranking_weights,
+    total_weight,
+    mass_before,
+    bounds_buckets,
+    window,
+    n_buckets,
+    first,
+    last,
+):
+    """Binary search of the block boundary where the cost stops decreasing.
+
+    ``block_tables[block_offset[b] + k * (G + 1) + J]`` is the mass of the items
+    of the blocks before J that ranking b ranks < k: the boundaries probed for
+    one item lie in the same short rows. Writes the run of buckets
+    ``first .. last - 1`` to evaluate exactly.
+    """
+    n_new, n_rankings = lower.shape
+    n_boundaries = bounds_buckets.shape[0]
+    n_blocks = n_boundaries - 1
+    for row in range(n_new):
+        low = 0
+        high = n_blocks
+        while low < high:
+            middle = (low + high) // 2
+            start_sum = 0.0
+            end_sum = 0.0
+            for b in range(n_rankings):
+                lo_base = block_offset[b] + np.int64(lower[row, b]) * n_boundaries
+                up_base = block_offset[b] + np.int64(upper[row, b]) * n_boundaries
+                weight = ranking_weights[b]
+                start_sum += weight * (
+                    np.float64(block_tables[lo_base + middle])
+                    + np.float64(block_tables[up_base + middle])
+                )
+                end_sum += weight * (
+                    np.float64(block_tables[lo_base + middle + 1])
+                    + np.float64(block_tables[up_base + middle + 1])
+                )
+            cost_start = total_weight * mass_before[middle] - start_sum
+            cost_end = total_weight * mass_before[middle + 1] - end_sum
+            if cost_end >= cost_start:
+                high = middle
+            else:
+                low = middle + 1
+        first[row] = max(bounds_buckets[max(low - 1, 0)] - window, 0)
+        last[row] = min(bounds_buckets[min(low + 1, n_blocks)] + window, n_buckets)
+
+
+@njit(cache=True, nogil=True)
+def _region_full_kernel(
+    lower,
+    upper,
+    first,
+    last,
+    full_tables,
+    rank_offset,
+    ranking_weights,
+    total_weight,
+    mass_before_gap,
+    bucket_mass,
+    out,
+):
+    """Every position of each item's run of buckets, from full prefix tables.
+
+    ``full_tables[rank_offset[b] + k * (Q + 1) + g]`` is the mass of the items of
+    the buckets before gap g that ranking b ranks < k, so the cost of each gap
+    of a run is one look-up per ranking (contiguous along the run), summed
+    ranking by ranking. Positions as in :meth:`ConsensusInserter.positions`.
+    """
+    n_new, n_rankings = lower.shape
+    n_gaps = bucket_mass.shape[0] + 1
+    span = 0
+    for row in range(n_new):
+        span = max(span, last[row] - first[row] + 1)
+    below = np.empty((_GROUP, span), dtype=np.float64)
+    not_above = np.empty((_GROUP, span), dtype=np.float64)
+    for group in range(0, n_new, _GROUP):
+        size = min(_GROUP, n_new - group)
+        below[:] = 0.0
+        not_above[:] = 0.0
+        for b in range(n_rankings):
+            weight = ranking_weights[b]
+            for r in range(size):
+                row = group + r
+                start = first[row]
+                lo_base = rank_offset[b] + np.int64(lower[row, b]) * n_gaps + start
+                up_base = rank_offset[b] + np.int64(upper[row, b]) * n_gaps + start
+                for s in range(last[row] - start + 1):
+                    below[r, s] += weight * np.float64(full_tables[lo_base + s])
+                    not_above[r, s] += weight * np.float64(full_tables[up_base + s])
+        for r in range(size):
+            row = group + r
+            start = first[row]
+            reference = (
+                total_weight * mass_before_gap[start] - below[r, 0] - not_above[r, 0]
+            )
+            best = 0.0
+            best_slot = 0
+            for s in range(last[row] - start):
+                q = start + s
+                gap_cost = (
+                    total_weight * mass_before_gap[q] - below[r, s] - not_above[r, s]
+                ) - reference
+                tie = gap_cost + (
+                    0.5 * total_weight * bucket_mass[q]
+                    - (not_above[r, s + 1] - not_above[r, s])
+                )
+                if tie < best:
+                    best = tie
+                    best_slot = 2 * s + 1
+                next_cost = (
+                    total_weight * mass_before_gap[q + 1]
+                    - below[r, s + 1]
+                    - not_above[r, s + 1]
+                ) - reference
+                if next_cost < best:
+                    best = next_cost
+                    best_slot = 2 * s + 2
+            out[row] = start + best_slot / 2.0 - 0.5
+
+
+@njit(cache=True, nogil=True)
+def _group_table_sum(tables, base, widths_offset, lower, upper, bounds, values):
+    """Weighted sums over rankings of two table entries per ranking.
+
+    ``tables[base + widths_offset[b] + threshold]`` is ranking b's entry.
+    """
+    below = 0.0
+    at_most = 0.0
+    for g in range(values.shape[0]):
+        value = values[g]
+        if value == 0.0:
+            continue
+        lt = 0.0
+        le = 0.0
+        for b in range(bounds[g], bounds[g + 1]):
+            row = base + widths_offset[b]
+            lt += np.float64(tables[row + lower[b]])
+            le += np.float64(tables[row + upper[b]])
+        below += value * lt
+        at_most += value * le
+    return below, at_most
+
+
+@njit(cache=True, nogil=True)
+def _region_scan_kernel(
+    lower,
+    upper,
+    first,
+    last,
+    group_bounds,
+    group_values,
+    total_weight,
+    starts,
+    bucket_mass,
+    bucket_table,
+    bucket_tables,
+    bucket_stride,
+    widths_offset,
+    sorted_t,
+    sorted_masses,
+    out,
+):
+    """Every position of each item's run of buckets, bucket by bucket.
+
+    For consensuses too large for full tables: a tabled bucket costs one
+    look-up per ranking, another bucket one row comparison per member.
+    """
+    n_new, n_rankings = lower.shape
+    single = group_values.shape[0] == 1 and group_values[0] != 0.0
+    weight = group_values[0]
+    for row in range(n_new):
+        lo_row = lower[row]
+        up_row = upper[row]
+        start = first[row]
+        best = 0.0
+        best_slot = 0
+        gap = 0.0
+        for q in range(start, last[row]):
+            t = bucket_table[q]
+            if t >= 0:
+                better, at_most = _group_table_sum(
+                    bucket_tables,
+                    t * bucket_stride,
+                    widths_offset,
+                    lo_row,
+                    up_row,
+                    group_bounds,
+                    group_values,
+                )
+            elif single:
+                # one ranking weight: integer counts over whole rows
+                better = 0.0
+                at_most = 0.0
+                for p in range(starts[q], starts[q + 1]):
+                    lt = 0
+                    lu = 0
+                    for b in range(n_rankings):
+                        x = sorted_t[p, b]
+                        lt += x < lo_row[b]
+                        lu += x < up_row[b]
+                    better += sorted_masses[p] * (weight * lt)
+                    at_most += sorted_masses[p] * (weight * lu)
+            else:
+                better = 0.0
+                at_most = 0.0
+                for p in range(starts[q], starts[q + 1]):
+                    below = 0.0
+                    not_above = 0.0
+                    for g in range(group_values.shape[0]):
+                        value = group_values[g]
+                        if value == 0.0:
+                            continue
+                        begin = group_bounds[g]
+                        end = group_bounds[g + 1]
+                        lt, le = _count_below(
+                            sorted_t[p, begin:end],
+                            lo_row[begin:end],
+                            up_row[begin:end],
+                        )
+                        below += value * lt
+                        not_above += value * le
+                    better += sorted_masses[p] * below
+                    at_most += sorted_masses[p] * not_above
+            mass = bucket_mass[q]
+            tie = gap + (0.5 * total_weight * mass - at_most)
+            if tie < best:
+                best = tie
+                best_slot = 2 * (q - start) + 1
+            gap = gap + (total_weight * mass - better - at_most)
+            if gap < best:
+                best = gap
+                best_slot = 2 * (q - start) + 2
+        out[row] = start + best_slot / 2.0 - 0.5
 
 
 class ConsensusInserter:
@@ -114,10 +415,16 @@ class ConsensusInserter:
     unimodal at the scale of the blocks; ``benchmarks/results/aggregation.md``
     reports how often it matches the exact method.
 
-    Memory: the rankings (O(M B) small integers), the block tables
-    (O(G K B), K the largest number of buckets of a ranking) and the tables of
-    the consensus buckets of more than 8 items (O(n_large K B)), built on first
-    use.
+    Memory: a call places the new items in chunks of 4,096, so its memory is
+    that of one chunk whatever the batch size, and each item's position
+    depends on that item alone (not on the chunks or the rest of the batch).
+    On large problems (at least 2^17 item x ranking entries) compiled kernels
+    do the work, with the same positions as the numpy method: they keep, built
+    on first use and not pickled, the block tables (O(G K B)), and either the
+    prefix masses of every (gap, rank) pair of every ranking (O(Q K B), when
+    they fit 2^25 entries: every position then costs one look-up per ranking)
+    or the prefix masses of the largest buckets (at most 2^23 entries, other
+    buckets being compared member by member).
 
     Examples
     --------
@@ -141,6 +448,7 @@ class ConsensusInserter:
             ranking_weights, n_rankings, input_name="ranking_weights"
         )
         self._state = None
+        self._compiled_state = None
 
     @property
     def n_buckets(self):
@@ -150,7 +458,12 @@ class ConsensusInserter:
     def __getstate__(self):
         state = self.__dict__.copy()
         state["_state"] = None
+        state["_compiled_state"] = None
         return state
+
+    def __setstate__(self, state):
+        state.setdefault("_compiled_state", None)
+        self.__dict__.update(state)
 
     def _prepared(self):
         if self._state is None:
@@ -160,6 +473,132 @@ class ConsensusInserter:
             index = _BucketIndex(data, consensus, cache_tables=True)
             self._state = (data, values, index, self._block_tables(data, consensus))
         return self._state
+
+    def _compiled(self):
+        """State of the compiled fast method (built on first use, not pickled).
+
+        Ragged tables: ranking b's entries of a row start at ``widths_offset[b]``
+        and hold ``K_b + 1`` prefix masses (thresholds 0..K_b).
+        """
+        if self._compiled_state is not None:
+            return self._compiled_state
+        with _BUILD_LOCK:
+            if self._compiled_state is None:
+                self._compiled_state = self._build_compiled()
+        return self._compiled_state
+
+    def _build_compiled(self):
+        data = _RankingData(self.rankings, self.ranking_weights, self.item_weights)
+        values = [np.unique(row) for row in self.rankings[data.permutation]]
+        consensus = self.consensus.astype(np.intp)
+        n_buckets = self.n_buckets
+        widths = data.n_buckets + 1
+        widths_offset = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
+        stride = int(widths_offset[-1])
+        masses = data.item_weights
+        # block tables
+        n_blocks = min(n_buckets, _MAX_BLOCKS)
+        bounds = (np.arange(n_blocks + 1) * n_buckets) // n_blocks
+        block = np.searchsorted(bounds, consensus, side="right") - 1
+        # block_tables[block_offset[b] + k * (G + 1) + J]: mass of the items
+        # of the blocks before J that ranking b ranks < k
+        n_boundaries = n_blocks + 1
+        exact32 = bool(np.all(masses == np.floor(masses))) and masses.sum() < 2.0**24
+        block_tables = np.empty(
+            stride * n_boundaries, dtype=np.float32 if exact32 else np.float64
+        )
+        for b in range(data.n_rankings):
+            width = int(widths[b])
+            cell = (block + 1) * width + data.ranks[b] + 1
+            table = np.bincount(
+                cell, weights=masses, minlength=n_boundaries * width
+            ).reshape(n_boundaries, width)
+            np.cumsum(table, axis=1, out=table)
+            np.cumsum(table, axis=0, out=table)
+            begin = int(widths_offset[b]) * n_boundaries
+            block_tables[begin : begin + width * n_boundaries] = table.T.ravel()
+        mass = np.bincount(block + 1, weights=masses, minlength=n_blocks + 1)
+        # items by bucket, and prefix tables of the largest buckets
+        order = np.argsort(consensus, kind="stable")
+        sizes = np.bincount(consensus, minlength=n_buckets)
+        starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        bucket_mass = np.bincount(consensus, weights=masses, minlength=n_buckets)
+        budget = _BUCKET_TABLE_BUDGET if exact32 else _BUCKET_TABLE_BUDGET // 2
+        n_tables = min(int(np.sum(sizes > _SMALL_BUCKET)), budget // stride)
+        tabled = np.argsort(-sizes, kind="stable")[:n_tables]
+        bucket_table = np.full(n_buckets, -1, dtype=np.int64)
+        bucket_table[tabled] = np.arange(n_tables)
+        bucket_tables = np.empty(
+            (n_tables, stride), dtype=np.float32 if exact32 else np.float64
+        )
+        if n_tables:
+            member = bucket_table[consensus]
+            members = np.flatnonzero(member >= 0)
+            for b in range(data.n_rankings):
+                width = int(widths[b])
+                cell = member[members] * width + data.ranks[b][members] + 1
+                table = np.bincount(
+                    cell, weights=masses[members], minlength=n_tables * width
+                ).reshape(n_tables, width)
+                np.cumsum(table, axis=1, out=table)
+                bucket_tables[:, widths_offset[b] : widths_offset[b + 1]] = table
+        full_tables, rank_offset = self._full_tables(data, consensus, n_buckets, widths)
+        group_bounds, group_values = _weight_groups(data)
+        # direct maps when the values of the rankings are compact (leaf
+        # ranks), binary searches otherwise
+        spans = sum(int(v[-1] - v[0]) + 3 for v in values)
+        maps = _threshold_maps(values) if spans <= 4 * stride + 64 else None
+        return {
+            "scale": np.maximum(data.n_buckets, 1).astype(np.float64),
+            "values": values,
+            "full_tables": full_tables,
+            "rank_offset": rank_offset,
+            "mass_before_gap": np.concatenate([[0.0], np.cumsum(bucket_mass)]),
+            "data": data,
+            "bounds": bounds.astype(np.int64),
+            "mass_before": np.cumsum(mass),
+            "block_tables": block_tables,
+            "block_offset": widths_offset[:-1] * n_boundaries,
+            "threshold_maps": maps,
+            "stride": stride,
+            "widths_offset": widths_offset,
+            "group_bounds": group_bounds,
+            "group_values": group_values,
+            "starts": starts,
+            "bucket_mass": bucket_mass,
+            "bucket_table": bucket_table,
+            "bucket_tables": bucket_tables.ravel(),
+            "sorted_t": np.ascontiguousarray(data.ranks_t[order]),
+            "sorted_masses": masses[order],
+        }
+
+    @staticmethod
+    def _full_tables(data, consensus, n_buckets, widths):
+        """Prefix masses of every (gap, rank) per ranking, if they fit the budget.
+
+        Returns (tables, rank_offset), or (None, None) when they do not fit.
+        """
+        masses = data.item_weights
+        n_gaps = n_buckets + 1
+        entries = n_gaps * int(widths.sum())
+        exact32 = bool(np.all(masses == np.floor(masses))) and masses.sum() < 2.0**24
+        budget = _FULL_TABLE_BUDGET if exact32 else _FULL_TABLE_BUDGET // 2
+        if entries > budget:
+            return None, None
+        dtype = np.float32 if exact32 else np.float64
+        rank_offset = np.concatenate([[0], np.cumsum(widths * n_gaps)])[:-1]
+        tables = np.empty(entries, dtype=dtype)
+        for b in range(data.n_rankings):
+            width = int(widths[b])
+            # counts[k, g]: mass of bucket g - 1 with rank k - 1 (row/column 0 empty)
+            cell = (data.ranks[b].astype(np.int64) + 1) * n_gaps + consensus + 1
+            counts = np.bincount(cell, weights=masses, minlength=width * n_gaps)
+            counts = counts.reshape(width, n_gaps)
+            np.cumsum(counts, axis=0, out=counts)
+            np.cumsum(counts, axis=1, out=counts)
+            start = int(rank_offset[b])
+            tables[start : start + width * n_gaps] = counts.ravel()
+        return tables, rank_offset.astype(np.int64)
 
     @staticmethod
     def _block_tables(data, consensus):
@@ -198,9 +637,13 @@ class ConsensusInserter:
         weighted = (values * data.ranking_weights).sum(axis=1)
         return data.total_weight * mass_before[blocks] - weighted
 
-    def _thresholds(self, ranks):
+    def _thresholds(self, ranks, compiled=False):
         """Dense thresholds (strictly above, not below) of new items per ranking."""
-        data, values, _, _ = self._prepared()
+        if compiled:
+            state = self._compiled()
+            data = state["data"]
+        else:
+            data, values, _, _ = self._prepared()
         ranks = np.asarray(ranks)
         if ranks.ndim != 2:
             raise ValueError(
@@ -220,6 +663,13 @@ class ConsensusInserter:
         dtype = _compact_dtype(int(data.n_buckets.max()))
         lower = np.empty(ranks.shape, dtype=dtype)
         upper = np.empty(ranks.shape, dtype=dtype)
+        if compiled and state["threshold_maps"] is not None:
+            _thresholds_kernel(
+                np.ascontiguousarray(ranks), *state["threshold_maps"], lower, upper
+            )
+            return lower, upper
+        if compiled:
+            values = state["values"]
         for b, row_values in enumerate(values):
             lower[:, b] = np.searchsorted(row_values, ranks[:, b], side="left")
             upper[:, b] = np.searchsorted(row_values, ranks[:, b], side="right")
@@ -332,10 +782,100 @@ class ConsensusInserter:
             if costs.shape[0] == 0:
                 return np.empty(0)
             return positions[np.argmin(costs, axis=1)]
-        lower, upper = self._thresholds(ranks)
-        n_new = lower.shape[0]
+        ranks = np.asarray(ranks)
+        if ranks.ndim != 2:
+            raise ValueError(
+                "ranks must be a two-dimensional array of shape (n_new_items, "
+                f"n_rankings); got an array of shape {ranks.shape}."
+            )
+        n_new = ranks.shape[0]
+        compiled = _use_compiled(self.rankings.shape[1], self.rankings.shape[0])
         if n_new == 0:
             return np.empty(0)
+        out = np.empty(n_new)
+        for start in range(0, n_new, _CHUNK):
+            stop = min(start + _CHUNK, n_new)
+            lower, upper = self._thresholds(ranks[start:stop], compiled=compiled)
+            if compiled:
+                self._insert_compiled(lower, upper, int(window), out[start:stop])
+            else:
+                out[start:stop] = self._fast_numpy(lower, upper, window)
+        return out
+
+    def _insert_compiled(self, lower, upper, window, out):
+        """The fast method for one chunk of thresholds, by the compiled kernels."""
+        state = self._compiled()
+        data = state["data"]
+        n_new = lower.shape[0]
+        # items with similar thresholds read the same table rows, and items
+        # with nearby runs the same members: visit them together (each item's
+        # position depends on that item alone, so the order changes nothing)
+        key = (lower / state["scale"]).sum(axis=1)
+        visit = np.argsort(key, kind="stable")
+        lower = lower[visit]
+        upper = upper[visit]
+        first = np.empty(n_new, dtype=np.int64)
+        last = np.empty(n_new, dtype=np.int64)
+        _block_search_kernel(
+            lower,
+            upper,
+            state["block_tables"],
+            state["block_offset"],
+            data.ranking_weights,
+            data.total_weight,
+            state["mass_before"],
+            state["bounds"],
+            window,
+            self.n_buckets,
+            first,
+            last,
+        )
+        order = np.argsort(first, kind="stable")
+        lower, upper, first, last = (
+            lower[order],
+            upper[order],
+            first[order],
+            last[order],
+        )
+        placed = np.empty(n_new)
+        if state["full_tables"] is not None:
+            _region_full_kernel(
+                lower,
+                upper,
+                first,
+                last,
+                state["full_tables"],
+                state["rank_offset"],
+                data.ranking_weights,
+                data.total_weight,
+                state["mass_before_gap"],
+                state["bucket_mass"],
+                placed,
+            )
+        else:
+            _region_scan_kernel(
+                lower,
+                upper,
+                first,
+                last,
+                state["group_bounds"],
+                state["group_values"],
+                data.total_weight,
+                state["starts"],
+                state["bucket_mass"],
+                state["bucket_table"],
+                state["bucket_tables"],
+                state["stride"],
+                state["widths_offset"],
+                state["sorted_t"],
+                state["sorted_masses"],
+                placed,
+            )
+        out[visit[order]] = placed
+
+    def _fast_numpy(self, lower, upper, window):
+        """The fast method for one chunk of thresholds, in numpy."""
+        n_new = lower.shape[0]
         bounds = self._prepared()[3][0]
         n_blocks = bounds.shape[0] - 1
         n_buckets = self.n_buckets

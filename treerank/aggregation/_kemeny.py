@@ -41,7 +41,7 @@ from treerank.aggregation._heuristics import (
     _kwiksort,
     _mean_rank,
 )
-from treerank.aggregation._local_search import _local_search
+from treerank.aggregation._local_search import _run_local_search
 from treerank.aggregation._objective import _objective
 
 __all__ = ["MedianResult", "kemeny_median", "kemeny_objective"]
@@ -187,6 +187,7 @@ def kemeny_objective(
     >>> kemeny_objective([0, 1, 2], rankings, normalize=True)  # 2 * 2 / (3 * 3**2)
     0.148...
     """
+    normalize = _check_bool(normalize, "normalize")
     data = _RankingData(rankings, ranking_weights, item_weights)
     consensus = check_bucket_order(consensus, data.n_items, input_name="consensus")
     dense = _dense_rows(consensus[None, :])[0][0].astype(np.intp)
@@ -210,6 +211,38 @@ def _check_int(value, name, minimum):
     ):
         raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}.")
     return int(value)
+
+
+def _check_real(value, name, *, minimum, strict):
+    """A finite real number > (strict) or >= ``minimum``."""
+    valid = (
+        isinstance(value, numbers.Real)
+        and not isinstance(value, bool)
+        and np.isfinite(value)
+        and (value > minimum if strict else value >= minimum)
+    )
+    if not valid:
+        bound = ">" if strict else ">="
+        raise ValueError(
+            f"{name} must be a finite real number {bound} {minimum}; got {value!r}."
+        )
+    return float(value)
+
+
+def _check_bool(value, name):
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False; got {value!r}.")
+    return bool(value)
+
+
+def _exact_arithmetic(data):
+    """Whether every partial sum of the objective is exact in float64."""
+    masses, weights = data.item_weights, data.ranking_weights
+    return (
+        bool(np.all(masses == np.floor(masses)))
+        and bool(np.all(weights == np.floor(weights)))
+        and data.total_weight * float(masses.sum()) ** 2 < 2.0**52
+    )
 
 
 def _best_of(candidates, data):
@@ -295,8 +328,9 @@ def kemeny_median(
         The local search also stops when a pass lowers the objective by at most
         ``tol`` times its value (0: only at a local optimum or ``max_iter``).
     time_limit : float or None, default=None
-        Time limit in seconds for ``"ilp"``; the best solution found is then
-        returned with ``converged=False``.
+        Time limit in seconds (a finite number > 0) for ``"ilp"``; the best
+        solution found is then returned with ``converged=False``. None: no
+        limit.
 
     Returns
     -------
@@ -308,8 +342,8 @@ def kemeny_median(
     Raises
     ------
     ValueError
-        On invalid input, an unknown method, or ``"exact"`` (``"ilp"``) with more
-        than 7 (60) items.
+        On invalid input, an unknown method, an invalid parameter (the message
+        names it), or ``"exact"`` (``"ilp"``) with more than 7 (60) items.
 
     See Also
     --------
@@ -344,8 +378,15 @@ def kemeny_median(
     O(M (2w + 1) B) look-ups or row comparisons (times the size, at most 8, of
     a compared bucket) plus O(n_large K B) for the tables of the buckets of
     more than 8 items and the corrections of interacting moves. No M x M array
-    is formed: M = 100,000 items fit in memory and take minutes (see
-    ``benchmarks/results/aggregation.md``).
+    is formed.
+
+    Problems with at least 2^17 item x ranking entries (e.g. 1,311 cells of a
+    100-tree forest) run the objective, Borda, mean rank and the local search
+    in compiled code (numba kernels, one thread, without the GIL): the same
+    passes and moves as the numpy solver, which small problems use so that
+    they never wait for a compilation (the results are identical when the
+    weights are integers, and equal up to rounding otherwise). A deep forest's
+    200,000 cells take seconds (see ``benchmarks/results/aggregation.md``).
 
     Examples
     --------
@@ -366,6 +407,10 @@ def kemeny_median(
     n_restarts = _check_int(n_restarts, "n_restarts", 1)
     if not (isinstance(window, str) and window == "auto"):
         window = _check_int(window, "window", 0)
+    tol = _check_real(tol, "tol", minimum=0.0, strict=False)
+    rng = check_random_state(random_state)
+    if time_limit is not None:
+        time_limit = _check_real(time_limit, "time_limit", minimum=0.0, strict=True)
     data = _RankingData(rankings, ranking_weights, item_weights)
     n_items, n_rankings = data.n_items, data.n_rankings
     size = n_items * n_items * n_rankings
@@ -397,10 +442,8 @@ def kemeny_median(
         builder = {"borda": _borda, "mean": _mean_rank, "copeland": _copeland}[method]
         consensus, start = builder(data), method
     elif method == "kwiksort":
-        rng = check_random_state(random_state)
         consensus, start = _kwiksort_best(data, rng, n_restarts), "kwiksort"
     else:  # local
-        rng = check_random_state(random_state)
         small = size <= _SMALL_PROBLEM
         candidates = [("borda", _borda(data)), ("mean", _mean_rank(data))]
         if small:
@@ -429,7 +472,7 @@ def kemeny_median(
             runs = [best_start]
         best = None
         for name in runs:
-            found, value, passes, done = _local_search(
+            found, value, passes, done = _run_local_search(
                 data,
                 dict(candidates)[name],
                 start_objectives[name],
@@ -440,8 +483,13 @@ def kemeny_median(
             n_iter += passes
             if best is None or value < best[1]:
                 best = (found, value, name, done)
-        consensus, _, start, converged = best
-    objective = _objective(consensus, data)
+        consensus, tracked, start, converged = best
+    if method == "local" and _exact_arithmetic(data):
+        # the search tracks the objective by exact changes: every term is an
+        # integer or a half-integer below 2^52, so the tracked value is exact
+        objective = float(tracked)
+    else:
+        objective = _objective(consensus, data)
     return MedianResult(
         np.asarray(consensus, dtype=np.int64),
         objective,

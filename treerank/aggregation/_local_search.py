@@ -54,8 +54,17 @@ convergence.
 
 import numpy as np
 
-from treerank.aggregation._bucket_index import _BucketIndex
+from treerank.aggregation._bucket_index import _SMALL_MAX, _BucketIndex
 from treerank.aggregation._bucket_order import _dot
+from treerank.aggregation._kernels import (
+    _batch_kernel,
+    _best_moves_kernel,
+    _count_overlaps,
+    _gather_sorted,
+    _use_compiled,
+    _weight_groups,
+    _window_sums_kernel,
+)
 
 __all__ = []
 
@@ -288,3 +297,171 @@ def _local_search(data, consensus, objective, *, window, max_iter, tol=0.0):
         if -delta <= tol * objective:
             break
     return consensus, objective, n_passes, converged
+
+
+# ----------------------------------------------------------------------------
+# compiled pass (same moves, same batch rule)
+# ----------------------------------------------------------------------------
+def _best_moves_compiled(data, consensus, items, window, groups, rtol=1e-12):
+    """Compiled :func:`_best_moves` against a fixed consensus (dense buckets).
+
+    The kernels work on the items sorted by consensus bucket (rank rows copied
+    in that order), so that the members of a bucket and the items around it
+    are contiguous in memory; the moves are returned by item, as
+    :func:`_best_moves` returns them.
+    """
+    n_buckets = int(consensus.max()) + 1
+    order = np.argsort(consensus, kind="stable")
+    position = np.empty_like(order)
+    position[order] = np.arange(order.shape[0])
+    sizes = np.bincount(consensus, minlength=n_buckets)
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    bucket_mass = np.bincount(consensus, weights=data.item_weights, minlength=n_buckets)
+    window = int(min(window, n_buckets - 1))
+    bounds, values = groups
+    # a bucket gets a prefix table when comparing its members with the items
+    # around it (about size^2 row comparisons) costs more than a table of the
+    # ranks its members span (at most K per ranking)
+    mean_buckets = float(np.mean(data.n_buckets))
+    tables = (sizes > 2 * _SMALL_MAX) & (
+        sizes.astype(np.float64) ** 2 > 2.0 * mean_buckets
+    )
+    sorted_buckets = consensus[order]
+    sorted_masses = data.item_weights[order]
+    slots = np.sort(position[items])
+    identity = np.arange(order.shape[0])
+    sorted_t, sorted_r = _gather_sorted(data.ranks_t, order)
+    better, atmost, valid = _window_sums_kernel(
+        slots,
+        np.arange(slots.shape[0]),
+        window,
+        sorted_buckets,
+        identity,
+        starts,
+        tables,
+        sorted_r,
+        sorted_t,
+        sorted_masses,
+        bounds,
+        values,
+    )
+    scale = data.total_weight * float(data.item_weights.sum())
+    mover, gain, key, lo, hi, threshold = _best_moves_kernel(
+        slots,
+        window,
+        sorted_buckets,
+        n_buckets,
+        better,
+        atmost,
+        valid,
+        bucket_mass,
+        sorted_masses,
+        data.total_weight,
+        scale,
+        rtol,
+        _candidate_columns(window).astype(np.int64),
+    )
+    movers = np.flatnonzero(mover)
+    moved = order[slots[movers]]
+    by_item = np.argsort(moved, kind="stable")
+    movers = movers[by_item]
+    return n_buckets, {
+        "item": moved[by_item],
+        "gain": gain[movers],
+        "key": key[movers],
+        "lo": lo[movers],
+        "hi": hi[movers],
+        "threshold": threshold[movers],
+    }
+
+
+def _apply_batch_compiled(data, consensus, moves, groups):
+    """Compiled :func:`_apply_batch`: (accepted mask over movers, delta)."""
+    gain = moves["gain"]
+    n_moves = gain.shape[0]
+    priority = np.lexsort((moves["item"], -gain))
+    rank = np.empty(n_moves, dtype=np.int64)
+    rank[priority] = np.arange(n_moves)
+    lo, hi = moves["lo"], moves["hi"]
+    batch = n_moves
+    while batch > 1:
+        if _count_overlaps(lo, hi, priority[:batch]) <= _MAX_BATCH_PAIRS:
+            break
+        batch //= 2
+    chosen = np.sort(priority[:batch])
+    old = consensus.astype(np.float64)
+    new = old.copy()
+    items = moves["item"]
+    new[items[chosen]] = moves["key"][chosen]
+    bounds, values = groups
+    correction, dominated = _batch_kernel(
+        chosen,
+        rank,
+        items,
+        lo,
+        hi,
+        old,
+        new,
+        data.ranks_t,
+        data.item_weights,
+        bounds,
+        values,
+        data.total_weight,
+    )
+    delta = -float(gain[chosen].sum()) + correction
+    independent = np.zeros(n_moves, dtype=bool)
+    independent[chosen] = ~dominated[chosen]
+    independent_delta = -float(gain[independent].sum())
+    tolerance = float(moves["threshold"][chosen].sum())
+    if delta < min(independent_delta, -tolerance):
+        accepted = np.zeros(n_moves, dtype=bool)
+        accepted[chosen] = True
+        return accepted, delta
+    return independent, independent_delta
+
+
+def _local_search_compiled(data, consensus, objective, *, window, max_iter, tol=0.0):
+    """:func:`_local_search` with compiled kernels: same passes, same result.
+
+    The window sums, the best moves and the corrections of a batch run in
+    compiled code; the bookkeeping between passes (O(M) numpy) is shared.
+    """
+    n_items = data.n_items
+    consensus = np.asarray(consensus, dtype=np.intp)
+    groups = _weight_groups(data)
+    active = np.arange(n_items)
+    full = True
+    n_passes = 0
+    converged = False
+    while n_passes < max_iter:
+        n_passes += 1
+        n_buckets, moves = _best_moves_compiled(data, consensus, active, window, groups)
+        if moves["item"].shape[0] == 0:
+            if full:
+                converged = True
+                break
+            active = np.arange(n_items)
+            full = True
+            continue
+        accepted, delta = _apply_batch_compiled(data, consensus, moves, groups)
+        keys = consensus.astype(np.float64)
+        keys[moves["item"][accepted]] = moves["key"][accepted]
+        active = _affected_items(
+            consensus, moves, accepted, min(window, n_buckets), n_buckets
+        )
+        consensus = np.unique(keys, return_inverse=True)[1].astype(np.intp)
+        objective += delta
+        full = active.shape[0] == n_items
+        if -delta <= tol * objective:
+            break
+    return consensus, objective, n_passes, converged
+
+
+def _run_local_search(data, consensus, objective, *, window, max_iter, tol=0.0):
+    """The compiled search on large problems, the numpy one on small ones."""
+    search = (
+        _local_search_compiled
+        if _use_compiled(data.n_items, data.n_rankings)
+        else _local_search
+    )
+    return search(data, consensus, objective, window=window, max_iter=max_iter, tol=tol)

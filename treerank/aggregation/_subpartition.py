@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from treerank.aggregation._cell_index import _distinct_rows, _transpose
 from treerank.utils.validation import check_sample_weight
 
 __all__ = ["CommonSubpartition", "common_subpartition"]
@@ -78,7 +79,8 @@ def _check_leaf_matrix(leaf_matrix):
         raise ValueError(
             f"leaf_matrix must contain integer leaf ranks; got dtype {leaves.dtype}."
         )
-    leaves = leaves.astype(np.int64, copy=False)
+    if leaves.dtype not in (np.int32, np.int64):
+        leaves = leaves.astype(np.int64)
     if leaves.min() < 0:
         raise ValueError(
             "leaf_matrix contains negative values; leaf ranks must be >= 0 (0 = the "
@@ -116,10 +118,13 @@ def common_subpartition(leaf_matrix, sample_weight=None):
 
     Notes
     -----
-    A cell is a distinct row of ``leaf_matrix``. The rows are re-coded in the
-    smallest big-endian unsigned type that holds the ranks and compared as raw
-    bytes, so that one sort of n_samples keys of n_trees bytes each (numeric
-    lexicographic order) finds the cells: O(n_samples log(n_samples) n_trees).
+    A cell is a distinct row of ``leaf_matrix``. Each row is hashed to 64 bits
+    by a compiled kernel and inserted into an open-addressing hash table (equal
+    hashes are confirmed by comparing the rows), which finds the cells in
+    O(n_samples n_trees) time; the distinct rows are then sorted
+    lexicographically by a merge sort that compares rows up to their first
+    difference, O(n_cells log(n_cells)) comparisons. int32 and int64 input is
+    not copied. :class:`CellIndex` finds the cells of new rows the same way.
 
     Examples
     --------
@@ -135,26 +140,14 @@ def common_subpartition(leaf_matrix, sample_weight=None):
            [1, 0, 1]])
     """
     leaves = _check_leaf_matrix(leaf_matrix)
-    n_samples, n_trees = leaves.shape
+    n_samples = leaves.shape[0]
     weights = check_sample_weight(sample_weight, n_samples)
-    top = int(leaves.max())
-    if top <= np.iinfo(np.uint8).max:
-        dtype = np.dtype("u1")
-    elif top <= np.iinfo(np.uint16).max:
-        dtype = np.dtype(">u2")
-    elif top <= np.iinfo(np.uint32).max:
-        dtype = np.dtype(">u4")
-    else:
-        dtype = np.dtype(">u8")
-    packed = np.ascontiguousarray(leaves.astype(dtype))
-    keys = packed.view(np.dtype((np.void, dtype.itemsize * n_trees))).ravel()
-    _, first, cell_index = np.unique(keys, return_index=True, return_inverse=True)
-    cell_index = cell_index.ravel().astype(np.int64)
-    cell_ranks = leaves[first]
+    cell_index, first = _distinct_rows(np.ascontiguousarray(leaves))
+    cell_ranks = leaves[first].astype(np.int64, copy=False)
     cell_weights = np.bincount(cell_index, weights=weights, minlength=first.shape[0])
     return CommonSubpartition(
         cell_index=cell_index,
         cell_weights=cell_weights,
         cell_ranks=cell_ranks,
-        rankings=np.ascontiguousarray(cell_ranks.T),
+        rankings=_transpose(cell_ranks),
     )

@@ -1,0 +1,294 @@
+"""Compiled aggregation kernels against the numpy implementations and oracles."""
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from treerank.aggregation import (
+    ConsensusInserter,
+    _kernels,
+    kemeny_median,
+    kemeny_objective,
+)
+from treerank.aggregation import _insertion as insertion_module
+from treerank.aggregation._bucket_index import _BucketIndex
+from treerank.aggregation._bucket_order import _RankingData
+from treerank.aggregation._heuristics import _borda, _borda_costs
+from treerank.aggregation._local_search import (
+    _best_moves,
+    _local_search,
+    _local_search_compiled,
+)
+from treerank.aggregation._objective import _objective, _pair_sums, _pair_sums_compiled
+
+
+@pytest.fixture
+def compiled(monkeypatch):
+    """Force the compiled paths whatever the problem size."""
+    monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 0)
+
+
+@pytest.fixture
+def interpreted(monkeypatch):
+    """Force the numpy paths whatever the problem size."""
+    monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 1 << 62)
+
+
+def tree_like(rng, n_items, n_rankings, noise, n_leaves=(8, 30)):
+    """Leaf ranks of noisy copies of one latent score, cut into quantile bins."""
+    latent = rng.random(n_items)
+    rankings = np.empty((n_rankings, n_items), dtype=np.int64)
+    for b in range(n_rankings):
+        k = int(rng.integers(*n_leaves))
+        noisy = latent + noise * rng.standard_normal(n_items)
+        edges = np.quantile(noisy, np.linspace(0, 1, k + 1)[1:-1])
+        rankings[b] = k - 1 - np.searchsorted(edges, noisy)
+    return rankings
+
+
+def instance(rng, n_items, n_rankings, noise, weights):
+    rankings = tree_like(rng, n_items, n_rankings, noise)
+    masses = rng.integers(1, 4, size=n_items).astype(float)
+    if weights == "uniform":
+        ranking_weights = None
+    elif weights == "groups":  # few distinct integer weights
+        ranking_weights = rng.integers(1, 4, size=n_rankings).astype(float)
+    else:  # many distinct float weights, float masses
+        ranking_weights = rng.random(n_rankings) + 0.1
+        masses = rng.random(n_items) + 0.5
+    return _RankingData(rankings, ranking_weights, masses)
+
+
+# ----------------------------------------------------------------------------
+# objective and Borda
+# ----------------------------------------------------------------------------
+@pytest.mark.parametrize("weights", ["uniform", "groups", "float"])
+def test_compiled_objective_matches_numpy(rng, weights):
+    for n_buckets in (1, 5, 60, 2000):
+        data = instance(rng, 2000, 12, 0.2, weights)
+        consensus = np.unique(rng.integers(0, n_buckets, 2000), return_inverse=True)[1]
+        expected = _pair_sums(consensus, data)
+        found = _pair_sums_compiled(consensus, data)
+        if weights == "float":
+            assert np.allclose(found, expected, rtol=1e-12)
+        else:  # integer masses: exact
+            assert np.array_equal(found, expected)
+
+
+def test_compiled_objective_matches_oracle(rng, compiled):
+    # small problems, pair by pair
+    for _ in range(20):
+        n_items = int(rng.integers(2, 12))
+        rankings = rng.integers(0, 4, size=(int(rng.integers(1, 6)), n_items))
+        consensus = rng.integers(0, 4, size=n_items)
+        masses = rng.integers(1, 4, size=n_items)
+        expected = 0.0
+        for ranking in rankings:
+            for i in range(n_items):
+                for j in range(i + 1, n_items):
+                    a = np.sign(consensus[i] - consensus[j])
+                    b = np.sign(ranking[i] - ranking[j])
+                    u = 1.0 if a * b < 0 else 0.5 if (a == 0) != (b == 0) else 0.0
+                    expected += masses[i] * masses[j] * u
+        assert kemeny_objective(consensus, rankings, None, masses) == expected
+
+
+@pytest.mark.parametrize("weights", ["uniform", "groups", "float"])
+def test_compiled_borda_matches_numpy(rng, monkeypatch, weights):
+    data = instance(rng, 3000, 15, 0.3, weights)
+    monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 1 << 62)
+    expected_costs, expected = _borda_costs(data), _borda(data)
+    monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 0)
+    assert np.allclose(_borda_costs(data), expected_costs, rtol=1e-12)
+    if weights != "float":
+        assert np.array_equal(_borda(data), expected)
+
+
+@pytest.mark.parametrize("weights", ["uniform", "groups", "float"])
+def test_compiled_mean_rank_matches_numpy(rng, monkeypatch, weights):
+    from treerank.aggregation._heuristics import _mean_rank
+
+    data = instance(rng, 3000, 15, 0.3, weights)
+    monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 1 << 62)
+    expected = _mean_rank(data)
+    monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 0)
+    assert np.array_equal(_mean_rank(data), expected)
+
+
+# ----------------------------------------------------------------------------
+# local search
+# ----------------------------------------------------------------------------
+@pytest.mark.parametrize("weights", ["uniform", "groups", "float"])
+@pytest.mark.parametrize(("noise", "window"), [(0.02, 3), (0.3, 3), (0.1, 40)])
+def test_compiled_search_matches_numpy(rng, weights, noise, window):
+    data = instance(rng, 1500, 20, noise, weights)
+    start = _borda(data)
+    value = _objective(start, data)
+    reference = _local_search(data, start, value, window=window, max_iter=100)
+    found = _local_search_compiled(data, start, value, window=window, max_iter=100)
+    assert found[2] == reference[2]  # passes
+    assert found[3] == reference[3]  # converged
+    if weights == "float":
+        # rounding may only matter on exact ties of gains: same objective
+        assert found[1] == pytest.approx(reference[1], rel=1e-9)
+    else:
+        assert np.array_equal(found[0], reference[0])
+        assert found[1] == reference[1]
+    # the tracked objective is the true one, and the result a local optimum
+    assert found[1] == pytest.approx(_objective(found[0], data), rel=1e-12)
+    if found[3]:
+        index = _BucketIndex(data, found[0])
+        moves = _best_moves(index, data, np.arange(data.n_items), window)
+        assert moves["item"].shape[0] == 0
+
+
+def test_compiled_median_matches_brute_force_oracle(compiled):
+    # the default method with compiled kernels, on random small instances
+    from tests.test_aggregation_median import brute_force_median, random_instance
+
+    rng = np.random.default_rng(7)
+    for _ in range(25):
+        rankings, weights, masses = random_instance(rng, max_items=5, max_rankings=4)
+        exact = float(brute_force_median(rankings, weights, masses))
+        result = kemeny_median(rankings, weights, masses, method="local")
+        assert result.objective >= exact - 1e-9
+        assert result.objective <= result.start_objectives["borda"] + 1e-9
+
+
+def test_compiled_median_equals_numpy_median(rng, monkeypatch):
+    rankings = tree_like(rng, 2500, 30, 0.05, n_leaves=(20, 60))
+    masses = rng.integers(1, 3, size=2500)
+    monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 1 << 62)
+    expected = kemeny_median(rankings, item_weights=masses, max_iter=20)
+    monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 0)
+    found = kemeny_median(rankings, item_weights=masses, max_iter=20)
+    assert np.array_equal(found.consensus, expected.consensus)
+    assert found.objective == expected.objective
+    assert found.start_objectives == expected.start_objectives
+    assert (found.n_iter, found.converged) == (expected.n_iter, expected.converged)
+
+
+# ----------------------------------------------------------------------------
+# insertion
+# ----------------------------------------------------------------------------
+def new_rows(rng, rankings, n_new):
+    low, high = rankings.min(axis=1), rankings.max(axis=1)
+    return np.column_stack(
+        [rng.integers(lo - 1, hi + 2, size=n_new) for lo, hi in zip(low, high)]
+    )
+
+
+def fitted_inserter(rng, n_items=3000, n_rankings=25, weights=False):
+    rankings = tree_like(rng, n_items, n_rankings, 0.1, n_leaves=(10, 40))
+    masses = rng.integers(1, 4, size=n_items)
+    ranking_weights = rng.integers(1, 3, size=n_rankings) if weights else None
+    consensus = kemeny_median(rankings, ranking_weights, masses, max_iter=5).consensus
+    inserter = ConsensusInserter(consensus, rankings, masses, ranking_weights)
+    return inserter, rankings
+
+
+@pytest.mark.parametrize("weights", [False, True])
+@pytest.mark.parametrize("budget", [0, 1 << 23])
+def test_compiled_insertion_matches_numpy(rng, monkeypatch, weights, budget):
+    monkeypatch.setattr(insertion_module, "_BUCKET_TABLE_BUDGET", budget)
+    inserter, rankings = fitted_inserter(rng, weights=weights)
+    ranks = new_rows(rng, rankings, 400)
+    ranks[:50] = rankings.T[:50]  # fitted items again
+    monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 1 << 62)
+    expected = inserter.positions(ranks, window=2)
+    monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 0)
+    for window in (2, 0, 7):
+        if window != 2:
+            monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 1 << 62)
+            expected = inserter.positions(ranks, window=window)
+            monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 0)
+        assert np.array_equal(inserter.positions(ranks, window=window), expected)
+
+
+def test_compiled_insertion_is_a_valid_position(rng, compiled):
+    # (its agreement with the exact optimum is that of the numpy fast method,
+    # which the compiled one reproduces exactly: test_aggregation_insertion.py)
+    inserter, rankings = fitted_inserter(rng, n_items=800, n_rankings=10)
+    ranks = new_rows(rng, rankings, 200)
+    fast = inserter.positions(ranks)
+    positions, costs = inserter.position_costs(ranks)
+    rows = np.arange(ranks.shape[0])
+    fast_cost = costs[rows, np.searchsorted(positions, fast)]
+    assert np.array_equal(positions[np.searchsorted(positions, fast)], fast)
+    assert np.all(fast_cost >= costs.min(axis=1) - 1e-9)
+    exact = inserter.positions(ranks, method="exact")
+    assert np.array_equal(costs[rows, np.searchsorted(positions, exact)], costs.min(1))
+
+
+@pytest.mark.parametrize("path", ["compiled", "interpreted"])
+def test_insertion_does_not_depend_on_chunks_or_batch(rng, monkeypatch, path):
+    monkeypatch.setattr(
+        _kernels, "_COMPILED_MIN_SIZE", 0 if path == "compiled" else 1 << 62
+    )
+    inserter, rankings = fitted_inserter(rng, weights=True)
+    ranks = new_rows(rng, rankings, 300)
+    whole = inserter.positions(ranks)
+    for chunk in (1, 7, 64):
+        monkeypatch.setattr(insertion_module, "_CHUNK", chunk)
+        assert np.array_equal(inserter.positions(ranks), whole)
+    permutation = rng.permutation(300)
+    assert np.array_equal(inserter.positions(ranks[permutation]), whole[permutation])
+    singles = [inserter.positions(ranks[i : i + 1])[0] for i in range(0, 300, 37)]
+    assert np.array_equal(singles, whole[::37])
+
+
+def test_insertion_memory_is_bounded_by_the_chunk(rng, compiled):
+    inserter, rankings = fitted_inserter(rng, n_items=2000, n_rankings=20)
+    inserter.positions(new_rows(rng, rankings, 10))  # builds the tables
+    peaks = []
+    for n_new in (20_000, 80_000):
+        ranks = new_rows(rng, rankings, n_new)
+        tracemalloc.start()
+        inserter.positions(ranks)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        peaks.append(peak - 8 * n_new)  # less the result
+    # per-chunk work only: the same peak for 4x more rows, a few copies of one
+    # chunk of the input (int64), far below the input itself
+    chunk_bytes = insertion_module._CHUNK * 20 * 8
+    assert peaks[1] <= peaks[0] + 64 * 1024
+    assert peaks[1] < 3 * chunk_bytes < 80_000 * 20 * 8 / 4
+
+
+def test_compiled_insertion_state_is_not_pickled(rng, compiled):
+    import pickle
+
+    inserter, rankings = fitted_inserter(rng, n_items=500, n_rankings=8)
+    ranks = new_rows(rng, rankings, 20)
+    expected = inserter.positions(ranks)
+    assert inserter._compiled_state is not None
+    restored = pickle.loads(pickle.dumps(inserter))
+    assert restored._compiled_state is None
+    assert np.array_equal(restored.positions(ranks), expected)
+
+
+@pytest.mark.parametrize("weights", ["uniform", "groups", "float"])
+def test_compiled_recoding_matches_numpy(rng, monkeypatch, weights):
+    from treerank.aggregation import _bucket_order
+
+    rankings = tree_like(rng, 500, 12, 0.2) * 3 - 7  # gaps and negative values
+    rankings[0, :5] = 10**6  # a row too wide for direct addressing ...
+    ranking_weights = {
+        "uniform": None,
+        "groups": rng.integers(1, 4, size=12).astype(float),
+        "float": rng.random(12),
+    }[weights]
+    monkeypatch.setattr(_bucket_order, "_COMPACT_MIN_SIZE", 1 << 62)
+    expected = _RankingData(rankings, ranking_weights)
+    monkeypatch.setattr(_bucket_order, "_COMPACT_MIN_SIZE", 0)
+    assert _bucket_order._compact_ranks(rankings, np.arange(12)) is None
+    rankings[0, :5] = 0  # ... and now every row is compiled
+    monkeypatch.setattr(_bucket_order, "_COMPACT_MIN_SIZE", 1 << 62)
+    expected = _RankingData(rankings, ranking_weights)
+    monkeypatch.setattr(_bucket_order, "_COMPACT_MIN_SIZE", 0)
+    found = _RankingData(rankings, ranking_weights)
+    for name in ("ranks", "ranks_t", "n_buckets", "permutation"):
+        assert np.array_equal(getattr(found, name), getattr(expected, name)), name
+        assert getattr(found, name).dtype == getattr(expected, name).dtype, name
+    assert found.ranks_t.flags["C_CONTIGUOUS"] and found.ranks.flags["C_CONTIGUOUS"]

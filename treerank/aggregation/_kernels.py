@@ -1,0 +1,614 @@
+"""Compiled kernels of the Kemeny median: objective, Borda costs, local search.
+
+These are numba ports of the numpy solvers of :mod:`._objective`,
+:mod:`._heuristics` and :mod:`._local_search`, computing the same quantities
+with the same summation order where it matters (weighted counts of rankings
+are integer counts per group of equal ranking weight, times the weight), so
+that integer masses and weights give bit-identical results. They run without
+the GIL (``nogil=True``) and are cached on disk (``cache=True``); no kernel
+starts threads of its own.
+
+Rankings are passed as ``ranks`` (B, M) and ``ranks_t`` (M, B) in the compact
+dense dtype of :class:`~._bucket_order._RankingData`, ranking weights as
+``group_bounds`` (the runs of rankings of equal weight) and ``group_values``.
+"""
+
+# Authors: The treerank developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import numpy as np
+from numba import njit
+
+__all__ = []
+
+# problems with n_items * n_rankings below this use the numpy solvers, so that
+# small fits (the demo, most tests) never wait for a first compilation
+_COMPILED_MIN_SIZE = 1 << 17
+
+
+def _use_compiled(n_items, n_rankings):
+    return n_items * n_rankings >= _COMPILED_MIN_SIZE
+
+
+def _weight_groups(data):
+    """Runs of rankings of equal weight of a ``_RankingData``: (bounds, values)."""
+    if data.weight_groups is None:
+        bounds = np.arange(data.n_rankings + 1, dtype=np.int64)
+        return bounds, data.ranking_weights.astype(np.float64)
+    bounds = [start for start, _, _ in data.weight_groups]
+    bounds.append(data.weight_groups[-1][1])
+    values = [value for _, _, value in data.weight_groups]
+    return np.asarray(bounds, dtype=np.int64), np.asarray(values, dtype=np.float64)
+
+
+# ----------------------------------------------------------------------------
+# row comparisons (loops over whole 1-d views: LLVM vectorizes them)
+# ----------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def _count_lt_le(x, y):
+    """Number of entries with x < y, and with x <= y (views of equal length)."""
+    lt = 0
+    le = 0
+    for t in range(x.shape[0]):
+        lt += x[t] < y[t]
+        le += x[t] <= y[t]
+    return lt, le
+
+
+@njit(cache=True, nogil=True)
+def _count_lt_gt(x, y):
+    """Number of entries with x < y, and with x > y (views of equal length)."""
+    lt = 0
+    gt = 0
+    for t in range(x.shape[0]):
+        lt += x[t] < y[t]
+        gt += x[t] > y[t]
+    return lt, gt
+
+
+@njit(cache=True, nogil=True)
+def _count_below(x, lower, upper):
+    """Number of entries with x < lower, and with x < upper."""
+    lt = 0
+    lu = 0
+    for t in range(x.shape[0]):
+        lt += x[t] < lower[t]
+        lu += x[t] < upper[t]
+    return lt, lu
+
+
+# ----------------------------------------------------------------------------
+# objective
+# ----------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def _pair_sums_kernel(order, sorted_buckets, ranks, n_buckets, masses):
+    """Per-ranking weighted pair sums ``S_b`` of a consensus against the rankings.
+
+    ``order`` lists the items by consensus bucket (``sorted_buckets`` their
+    buckets). Ranking by ranking, a Fenwick tree over the ranking's buckets
+    holds the mass of the items of earlier consensus buckets, so that the
+    discordant mass of an item is read in O(log K_b); pairs tied in both
+    orders are counted per consensus bucket. O(M B log K) time, O(M + K)
+    memory.
+    """
+    n_items = order.shape[0]
+    n_rankings = ranks.shape[0]
+    sorted_masses = np.empty(n_items, dtype=np.float64)
+    square_sum = 0.0
+    for p in range(n_items):
+        sorted_masses[p] = masses[order[p]]
+        square_sum += sorted_masses[p] * sorted_masses[p]
+    # consensus ties (the same for every ranking)
+    bucket_square = 0.0
+    start = 0
+    while start < n_items:
+        stop = start + 1
+        while stop < n_items and sorted_buckets[stop] == sorted_buckets[start]:
+            stop += 1
+        bucket_mass = 0.0
+        for p in range(start, stop):
+            bucket_mass += sorted_masses[p]
+        bucket_square += bucket_mass * bucket_mass
+        start = stop
+    tied_consensus = 0.5 * (bucket_square - square_sum)
+    size_max = 0
+    for b in range(n_rankings):
+        size_max = max(size_max, n_buckets[b])
+    fenwick = np.zeros(size_max, dtype=np.float64)
+    column = np.zeros(size_max, dtype=np.float64)
+    scratch = np.zeros(size_max, dtype=np.float64)
+    rank_of = np.empty(n_items, dtype=np.int64)
+    out = np.empty(n_rankings, dtype=np.float64)
+    for b in range(n_rankings):
+        size = n_buckets[b]
+        fenwick[:size] = 0.0
+        column[:size] = 0.0
+        for p in range(n_items):
+            rank_of[p] = np.int64(ranks[b, order[p]])
+        discordant = 0.0
+        tied_both = 0.0
+        earlier = 0.0
+        start = 0
+        while start < n_items:
+            stop = start + 1
+            while stop < n_items and sorted_buckets[stop] == sorted_buckets[start]:
+                stop += 1
+            bucket_mass = 0.0
+            for p in range(start, stop):
+                r = rank_of[p]
+                m = sorted_masses[p]
+                bucket_mass += m
+                at_most = 0.0  # mass of earlier items ranked <= r
+                k = r + 1
+                while k > 0:
+                    at_most += fenwick[k - 1]
+                    k -= k & (-k)
+                discordant += m * (earlier - at_most)
+                scratch[r] += m
+            for p in range(start, stop):
+                r = rank_of[p]
+                tied_both += sorted_masses[p] * (scratch[r] - sorted_masses[p])
+            for p in range(start, stop):
+                r = rank_of[p]
+                m = sorted_masses[p]
+                scratch[r] = 0.0
+                column[r] += m
+                k = r + 1
+                while k <= size:
+                    fenwick[k - 1] += m
+                    k += k & (-k)
+            earlier += bucket_mass
+            start = stop
+        column_square = 0.0
+        for k in range(size):
+            column_square += column[k] * column[k]
+        tied_ranking = 0.5 * (column_square - square_sum)
+        both = 0.5 * tied_both
+        out[b] = (
+            discordant + 0.5 * (tied_consensus - both) + 0.5 * (tied_ranking - both)
+        )
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _gather_sorted(ranks_t, order):
+    """The rank rows in the order ``order``, item-major and ranking-major."""
+    n_items = order.shape[0]
+    n_rankings = ranks_t.shape[1]
+    sorted_t = np.empty((n_items, n_rankings), dtype=ranks_t.dtype)
+    sorted_r = np.empty((n_rankings, n_items), dtype=ranks_t.dtype)
+    block = 64
+    for begin in range(0, n_items, block):
+        end = min(begin + block, n_items)
+        for p in range(begin, end):
+            i = order[p]
+            for b in range(n_rankings):
+                sorted_t[p, b] = ranks_t[i, b]
+        for b in range(n_rankings):
+            for p in range(begin, end):
+                sorted_r[b, p] = sorted_t[p, b]
+    return sorted_t, sorted_r
+
+
+# ----------------------------------------------------------------------------
+# Borda
+# ----------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def _borda_kernel(ranks, n_buckets, masses, ranking_weights):
+    n_rankings, n_items = ranks.shape
+    costs = np.zeros(n_items, dtype=np.float64)
+    for b in range(n_rankings):
+        weight = ranking_weights[b]
+        if weight == 0.0:
+            continue
+        size = n_buckets[b]
+        bucket_mass = np.zeros(size, dtype=np.float64)
+        for i in range(n_items):
+            bucket_mass[ranks[b, i]] += masses[i]
+        value = np.empty(size, dtype=np.float64)
+        above = 0.0
+        for k in range(size):
+            value[k] = 2.0 * above + bucket_mass[k]
+            above += bucket_mass[k]
+        for i in range(n_items):
+            costs[i] += weight * (value[ranks[b, i]] - masses[i])
+    for i in range(n_items):
+        costs[i] *= 0.5
+    return costs
+
+
+@njit(cache=True, nogil=True)
+def _mean_rank_kernel(ranks, scale, ranking_weights):
+    """``sum_b w_b r_b / K_b`` per item, added ranking by ranking (as numpy)."""
+    n_rankings, n_items = ranks.shape
+    keys = np.zeros(n_items, dtype=np.float64)
+    for b in range(n_rankings):
+        weight = ranking_weights[b]
+        for i in range(n_items):
+            keys[i] += weight * (ranks[b, i] / scale[b])
+    return keys
+
+
+# ----------------------------------------------------------------------------
+# local search: per-bucket masses of the window of each item
+# ----------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def _compare_rows(ranks_t, j, i, group_bounds, group_values):
+    """Weighted counts of rankings with r(j) < r(i) and with r(j) <= r(i)."""
+    if group_values.shape[0] == 1:
+        # one ranking weight: integer counts over whole rows (vectorized)
+        lt = 0
+        le = 0
+        for b in range(ranks_t.shape[1]):
+            x = ranks_t[j, b]
+            y = ranks_t[i, b]
+            lt += x < y
+            le += x <= y
+        return group_values[0] * lt, group_values[0] * le
+    below = 0.0
+    at_most = 0.0
+    for g in range(group_values.shape[0]):
+        value = group_values[g]
+        if value == 0.0:
+            continue
+        start = group_bounds[g]
+        stop = group_bounds[g + 1]
+        lt, le = _count_lt_le(ranks_t[j, start:stop], ranks_t[i, start:stop])
+        below += value * lt
+        at_most += value * le
+    return below, at_most
+
+
+@njit(cache=True, nogil=True)
+def _window_sums_kernel(
+    items,
+    item_order,
+    window,
+    consensus,
+    order,
+    starts,
+    table_bucket,
+    ranks,
+    ranks_t,
+    masses,
+    group_bounds,
+    group_values,
+):
+    """``better`` and ``atmost`` of items against the buckets around their own.
+
+    Buckets with ``table_bucket`` True are answered from per-ranking tables of
+    prefix masses restricted to the range of ranks of their members (one ranking
+    at a time); the others by comparing member rows. ``item_order`` visits the
+    active items by consensus bucket, so that neighbouring items read the same
+    members and tables.
+    """
+    n_active = items.shape[0]
+    n_slots = 2 * window + 1
+    n_buckets = starts.shape[0] - 1
+    better = np.zeros((n_active, n_slots), dtype=np.float64)
+    atmost = np.zeros((n_active, n_slots), dtype=np.float64)
+    valid = np.zeros((n_active, n_slots), dtype=np.bool_)
+    # buckets answered by tables, numbered in order of appearance
+    table_row = np.full(n_buckets, -1, dtype=np.int64)
+    n_rows = 0
+    for a in item_order:
+        i = items[a]
+        q0 = consensus[i]
+        for s in range(n_slots):
+            q = q0 + s - window
+            if q < 0 or q >= n_buckets:
+                continue
+            valid[a, s] = True
+            if table_bucket[q]:
+                if table_row[q] < 0:
+                    table_row[q] = n_rows
+                    n_rows += 1
+                continue
+            for p in range(starts[q], starts[q + 1]):
+                j = order[p]
+                below, at_most = _compare_rows(
+                    ranks_t, j, i, group_bounds, group_values
+                )
+                better[a, s] += masses[j] * below
+                atmost[a, s] += masses[j] * at_most
+    if n_rows == 0:
+        return better, atmost, valid
+    row_bucket = np.empty(n_rows, dtype=np.int64)
+    for q in range(n_buckets):
+        if table_row[q] >= 0:
+            row_bucket[table_row[q]] = q
+    # (active item, slot) pairs answered by a table, and the item's bucket rank
+    n_pairs = 0
+    for a in item_order:
+        q0 = consensus[items[a]]
+        for s in range(n_slots):
+            q = q0 + s - window
+            if valid[a, s] and table_row[q] >= 0:
+                n_pairs += 1
+    pair_item = np.empty(n_pairs, dtype=np.int64)
+    pair_slot = np.empty(n_pairs, dtype=np.int64)
+    pair_row = np.empty(n_pairs, dtype=np.int64)
+    n_pairs = 0
+    for a in item_order:
+        q0 = consensus[items[a]]
+        for s in range(n_slots):
+            q = q0 + s - window
+            if valid[a, s] and table_row[q] >= 0:
+                pair_item[n_pairs] = a
+                pair_slot[n_pairs] = s
+                pair_row[n_pairs] = table_row[q]
+                n_pairs += 1
+    low = np.empty(n_rows, dtype=np.int64)
+    span = np.empty(n_rows, dtype=np.int64)
+    offset = np.empty(n_rows + 1, dtype=np.int64)
+    pair_query = np.empty(n_pairs, dtype=np.int64)
+    for p in range(n_pairs):
+        pair_query[p] = items[pair_item[p]]
+    group_better = np.zeros(n_pairs, dtype=np.float64)
+    group_atmost = np.zeros(n_pairs, dtype=np.float64)
+    table = np.empty(0, dtype=np.float64)
+    for g in range(group_values.shape[0]):
+        value = group_values[g]
+        if value == 0.0:
+            continue
+        group_better[:] = 0.0
+        group_atmost[:] = 0.0
+        for b in range(group_bounds[g], group_bounds[g + 1]):
+            # per table bucket: entry low + e holds the mass of its members
+            # ranked < low + e, for e = 0..span (span = high + 1 - low: all)
+            offset[0] = 0
+            for t in range(n_rows):
+                q = row_bucket[t]
+                lo = np.int64(1) << 40
+                hi = np.int64(-1)
+                for p in range(starts[q], starts[q + 1]):
+                    r = np.int64(ranks[b, order[p]])
+                    lo = min(lo, r)
+                    hi = max(hi, r)
+                low[t] = lo
+                span[t] = hi + 1 - lo
+                offset[t + 1] = offset[t] + hi + 2 - lo
+            if table.shape[0] < offset[n_rows]:
+                table = np.empty(2 * offset[n_rows], dtype=np.float64)
+            table[: offset[n_rows]] = 0.0
+            for t in range(n_rows):
+                q = row_bucket[t]
+                base = offset[t] - low[t] + 1
+                for p in range(starts[q], starts[q + 1]):
+                    j = order[p]
+                    table[base + np.int64(ranks[b, j])] += masses[j]
+                for k in range(offset[t] + 1, offset[t + 1]):
+                    table[k] += table[k - 1]
+            for p in range(n_pairs):
+                t = pair_row[p]
+                r = np.int64(ranks[b, pair_query[p]]) - low[t]
+                limit = span[t]
+                group_better[p] += table[offset[t] + min(max(r, 0), limit)]
+                group_atmost[p] += table[offset[t] + min(max(r + 1, 0), limit)]
+        for p in range(n_pairs):
+            better[pair_item[p], pair_slot[p]] += value * group_better[p]
+            atmost[pair_item[p], pair_slot[p]] += value * group_atmost[p]
+    return better, atmost, valid
+
+
+# ----------------------------------------------------------------------------
+# local search: best move of each item
+# ----------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def _best_moves_kernel(
+    items,
+    window,
+    consensus,
+    n_buckets,
+    better,
+    atmost,
+    valid,
+    bucket_mass,
+    masses,
+    total_weight,
+    scale,
+    rtol,
+    columns,
+):
+    """Best move of each item (see ``_local_search._best_moves``).
+
+    Returns (mover, gain, key, lo, hi, threshold) over the items; ``mover`` is
+    True for items whose best move lowers F by more than the threshold.
+    """
+    n_active = items.shape[0]
+    n_slots = 2 * window + 1
+    n_columns = columns.shape[0]
+    mover = np.zeros(n_active, dtype=np.bool_)
+    gain_out = np.zeros(n_active, dtype=np.float64)
+    key_out = np.zeros(n_active, dtype=np.float64)
+    lo_out = np.zeros(n_active, dtype=np.int64)
+    hi_out = np.zeros(n_active, dtype=np.int64)
+    threshold_out = np.zeros(n_active, dtype=np.float64)
+    slope = np.empty(n_slots, dtype=np.float64)
+    tie_extra = np.empty(n_slots, dtype=np.float64)
+    cumulative = np.empty(n_slots + 1, dtype=np.float64)
+    costs = np.empty(2 * n_slots + 1, dtype=np.float64)
+    for a in range(n_active):
+        i = items[a]
+        q0 = consensus[i]
+        own = masses[i]
+        for s in range(n_slots):
+            if valid[a, s]:
+                mass = bucket_mass[q0 + s - window]
+            else:
+                mass = 0.0
+            at_most = atmost[a, s]
+            if s == window:
+                mass -= own
+                at_most -= total_weight * own
+            slope[s] = total_weight * mass - better[a, s] - at_most
+            tie_extra[s] = 0.5 * total_weight * mass - at_most
+        cumulative[0] = 0.0
+        for s in range(n_slots):
+            cumulative[s + 1] = cumulative[s] + slope[s]
+        reference = cumulative[window]
+        current = (cumulative[window] - reference) + tie_extra[window]
+        for s in range(n_slots):
+            if valid[a, s]:
+                costs[s] = (cumulative[s] - reference) + tie_extra[s]
+            else:
+                costs[s] = np.inf
+        for s in range(n_slots + 1):
+            gap_bucket = q0 + s - window
+            if gap_bucket < 0 or gap_bucket > n_buckets:
+                costs[n_slots + s] = np.inf
+            else:
+                costs[n_slots + s] = cumulative[s] - reference
+        best = np.inf
+        choice = 0
+        for c in range(n_columns):
+            value = costs[columns[c]]
+            if value < best:
+                best = value
+                choice = columns[c]
+        gain = own * (current - best)
+        threshold = rtol * own * scale
+        if not gain > threshold:
+            continue
+        mover[a] = True
+        gain_out[a] = gain
+        threshold_out[a] = threshold
+        is_gap = choice >= n_slots
+        if is_gap:
+            offset = choice - n_slots - window
+        else:
+            offset = choice - window
+        target = q0 + offset
+        key = np.float64(target)
+        if is_gap:
+            key -= 0.5
+            if target > q0:
+                key -= 0.25
+            else:
+                key += 0.25
+        key_out[a] = key
+        lo = min(q0, target)
+        hi = max(q0, target)
+        if is_gap and target > q0:
+            hi -= 1
+        lo_out[a] = lo
+        hi_out[a] = hi
+    return mover, gain_out, key_out, lo_out, hi_out, threshold_out
+
+
+# ----------------------------------------------------------------------------
+# local search: exact change of a batch of moves
+# ----------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def _sign(x):
+    if x < 0.0:
+        return -1
+    if x > 0.0:
+        return 1
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def _pair_cost(better, worse, total_weight, relation):
+    tied = total_weight - better - worse
+    if relation < 0:
+        return worse + 0.5 * tied
+    if relation > 0:
+        return better + 0.5 * tied
+    return 0.5 * (better + worse)
+
+
+@njit(cache=True, nogil=True)
+def _count_overlaps(lo, hi, chosen):
+    """Number of pairs of chosen intervals [lo, hi] that intersect."""
+    n = chosen.shape[0]
+    los = np.empty(n, dtype=np.int64)
+    for c in range(n):
+        los[c] = lo[chosen[c]]
+    order = np.argsort(los, kind="mergesort")
+    sorted_lo = los[order]
+    total = 0
+    for c in range(n):
+        end = np.searchsorted(sorted_lo, hi[chosen[order[c]]], side="right")
+        if end - c - 1 > 0:
+            total += end - c - 1
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _batch_kernel(
+    chosen,
+    rank,
+    move_item,
+    lo,
+    hi,
+    old,
+    new,
+    ranks_t,
+    masses,
+    group_bounds,
+    group_values,
+    total_weight,
+):
+    """Correction of the chosen moves' overlapping pairs and the dominated moves.
+
+    Returns (correction, dominated): the sum over pairs of chosen moves whose
+    spans intersect of the non-additive part of moving both items, and, per
+    move, whether a better-ranked chosen move overlaps it.
+    """
+    n_moves = lo.shape[0]
+    n = chosen.shape[0]
+    dominated = np.zeros(n_moves, dtype=np.bool_)
+    los = np.empty(n, dtype=np.int64)
+    for c in range(n):
+        los[c] = lo[chosen[c]]
+    order = np.argsort(los, kind="mergesort")
+    sorted_lo = los[order]
+    # the moved items' rows, in the order of the sweep (contiguous reads)
+    n_rankings = ranks_t.shape[1]
+    rows = np.empty((n, n_rankings), dtype=ranks_t.dtype)
+    for c in range(n):
+        item = move_item[chosen[order[c]]]
+        for b in range(n_rankings):
+            rows[c, b] = ranks_t[item, b]
+    correction = 0.0
+    for c in range(n):
+        a = chosen[order[c]]
+        end = np.searchsorted(sorted_lo, hi[a], side="right")
+        for d in range(c + 1, end):
+            e = chosen[order[d]]
+            if rank[a] > rank[e]:
+                dominated[a] = True
+            else:
+                dominated[e] = True
+            i = move_item[a]
+            j = move_item[e]
+            better = 0.0
+            worse = 0.0
+            if group_values.shape[0] == 1:
+                lt = 0
+                gt = 0
+                for b in range(n_rankings):
+                    x = rows[c, b]
+                    y = rows[d, b]
+                    lt += x < y
+                    gt += x > y
+                better = group_values[0] * lt
+                worse = group_values[0] * gt
+            for g in range(group_values.shape[0] if group_values.shape[0] > 1 else 0):
+                value = group_values[g]
+                if value == 0.0:
+                    continue
+                start = group_bounds[g]
+                stop = group_bounds[g + 1]
+                lt, gt = _count_lt_gt(rows[c, start:stop], rows[d, start:stop])
+                better += value * lt
+                worse += value * gt
+            corr = (
+                _pair_cost(better, worse, total_weight, _sign(new[i] - new[j]))
+                - _pair_cost(better, worse, total_weight, _sign(new[i] - old[j]))
+                - _pair_cost(better, worse, total_weight, _sign(old[i] - new[j]))
+                + _pair_cost(better, worse, total_weight, _sign(old[i] - old[j]))
+            )
+            correction += masses[i] * masses[j] * corr
+    return correction, dominated
