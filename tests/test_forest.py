@@ -49,21 +49,31 @@ def test_batch_invariance(squares, aggregation):
     np.testing.assert_array_equal(both[:300], full)
 
 
-def test_median_seen_cells_get_their_consensus_score(squares):
+@pytest.mark.parametrize("tie_breaking", [None, "mean"])
+def test_median_seen_cells_get_their_consensus_score(squares, tie_breaking):
     X, y = squares
-    forest = RankingForest(n_estimators=10, random_state=0).fit(X, y)
+    forest = RankingForest(
+        n_estimators=10, tie_breaking=tie_breaking, random_state=0
+    ).fit(X, y)
     leaf_ranks = forest.apply(X)
     cells, cell_of_row = np.unique(leaf_ranks, axis=0, return_inverse=True)
     assert forest.n_cells_ == cells.shape[0]
     scores = forest.decision_function(X)
-    # rows of one cell share one score, and the score order is the consensus order
+    # rows of one cell share one score
     for cell in range(cells.shape[0]):
         assert np.unique(scores[cell_of_row.ravel() == cell]).shape[0] == 1
     matches = (forest.cells_[:, None, :] == leaf_ranks[None, :, :]).all(axis=2)
-    cell_index = matches.argmax(axis=0)
-    np.testing.assert_allclose(
-        scores, -forest.consensus_[cell_index] - forest._calibration.threshold_
-    )
+    bucket = forest.consensus_[matches.argmax(axis=0)]
+    if tie_breaking is None:  # the score order is the consensus order
+        np.testing.assert_allclose(
+            scores, -2.0 * bucket - forest._calibration.threshold_
+        )
+        return
+    # buckets in the median's order, ties broken by the mean leaf score
+    mean = mean_leaf_scores(leaf_ranks, forest._n_leaves)
+    order = np.lexsort((-mean, bucket))
+    assert np.all(np.diff(scores[order]) <= 0)
+    assert np.unique(scores).shape[0] > np.unique(bucket).shape[0]
 
 
 def test_median_objective_never_worse_than_borda_or_mean():

@@ -215,6 +215,14 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
           original R package and usual bagging;
         - "borda": mean of the leaf mid-ranks under the training distribution
           (a mass-weighted Borda count).
+    tie_breaking : {"mean"} or None, default="mean"
+        With ``aggregation="median"``, how the cells tied in a bucket of the
+        median are ordered: ``"mean"`` by the mean of the normalized leaf
+        scores (the order between buckets stays the median's), None keeps the
+        ties. A median of bucket orders can tie thousands of cells in a
+        handful of buckets, and a tie counts one half of every pair it holds
+        in the AUC; breaking the ties keeps the forest's resolution (see
+        :ref:`forest`).
     aggregation_method : str, default="auto"
         Solver of the median (see :func:`treerank.aggregation.kemeny_median`).
     aggregation_max_iter : int, default=10
@@ -261,6 +269,9 @@ default=None
     consensus_objective_ : float or None
         For ``aggregation="median"``: the Kemeny objective of the consensus
         (see :func:`treerank.aggregation.kemeny_objective`); None otherwise.
+    refined_objective_ : float or None
+        The same objective for the final order of the cells, the median's
+        ties broken (``tie_breaking="mean"``); None otherwise.
     borda_objective_ : float or None
         The same objective for the Borda (mean rank) order of the cells.
     n_cells_ : int or None
@@ -310,6 +321,7 @@ default=None
         "leafrank": [HasMethods(["fit", "goes_left"]), None],
         "ccp_alpha": [Interval(Real, 0.0, None, closed="left")],
         "aggregation": [StrOptions({"median", "mean", "borda"})],
+        "tie_breaking": [StrOptions({"mean"}), None],
         "aggregation_method": [str],
         "aggregation_max_iter": [Interval(Integral, 0, None, closed="left")],
         "aggregation_tol": [Interval(Real, 0.0, None, closed="left")],
@@ -333,6 +345,7 @@ default=None
         leafrank=None,
         ccp_alpha=0.0,
         aggregation="median",
+        tie_breaking="mean",
         aggregation_method="auto",
         aggregation_max_iter=10,
         aggregation_tol=1e-5,
@@ -352,6 +365,7 @@ default=None
         self.leafrank = leafrank
         self.ccp_alpha = ccp_alpha
         self.aggregation = aggregation
+        self.tie_breaking = tie_breaking
         self.aggregation_method = aggregation_method
         self.aggregation_max_iter = aggregation_max_iter
         self.aggregation_tol = aggregation_tol
@@ -507,6 +521,7 @@ default=None
         self.estimators_samples_ = np.stack([result[1] for result in results])
         leaf_ranks = np.column_stack([result[2] for result in results])
         self._n_leaves = np.array([t.tree_.n_leaves for t in self.estimators_])
+        self._monotonic = monotonic is not None
         self._set_oob(leaf_ranks, y01, sample_weight)
         start = time.perf_counter()
         self._aggregate(leaf_ranks, sample_weight, aggregation_seed)
@@ -559,6 +574,7 @@ default=None
 
     def _aggregate(self, leaf_ranks, sample_weight, seed):
         self.consensus_objective_ = None
+        self.refined_objective_ = None
         self.borda_objective_ = None
         self.n_cells_ = None
         if self.aggregation == "borda":
@@ -576,6 +592,7 @@ default=None
 
     def _fit_median(self, leaf_ranks, sample_weight, seed):
         from treerank.aggregation import (
+            CellIndex,
             ConsensusInserter,
             common_subpartition,
             kemeny_median,
@@ -605,9 +622,17 @@ default=None
         self.cells_ = np.ascontiguousarray(cells.cell_ranks, dtype=np.int32)
         self.consensus_ = np.asarray(median.consensus, dtype=np.int64)
         self.cell_weights_ = np.asarray(masses, dtype=np.float64)
+        self._cell_index = CellIndex(self.cells_)
         self._inserter = ConsensusInserter(
             self.consensus_, cells.rankings, item_weights=masses
         )
+        self.refined_objective_ = None
+        if self.tie_breaking == "mean":
+            key = self._median_scores(self.cells_)  # the final order of the cells
+            refined = np.unique(-key, return_inverse=True)[1].ravel()
+            self.refined_objective_ = float(
+                kemeny_objective(refined, cells.rankings, item_weights=masses)
+            )
 
     # ------------------------------------------------------------------
     # scoring
@@ -654,23 +679,30 @@ default=None
         return self._median_scores(leaf_ranks)
 
     def _median_scores(self, leaf_ranks):
-        """Minus the consensus position: seen cells exactly, unseen ones inserted."""
-        from treerank.aggregation import common_subpartition
+        """Scores in the median's order, ties broken by the mean leaf score.
 
-        n_cells = self.cells_.shape[0]
+        A row of a seen cell takes its cell's consensus bucket, a row of an
+        unseen cell its Kendall-optimal position (a bucket q, or a new bucket
+        between q - 1 and q, at q - 1/2); with monotonic constraints every row
+        is placed by the insertion, which is monotone in its leaves. The score
+        is ``-2 * position``, plus, with ``tie_breaking="mean"``, the mean
+        normalized leaf score mapped into (-0.45, 0.45]: the order between
+        buckets is the median's, and within a bucket the mean's.
+        """
         rows = np.ascontiguousarray(leaf_ranks, dtype=np.int32)
-        # the fitted cells are distinct rows: a new row is in a seen cell when it
-        # shares its cell id, in the subpartition of the stacked rows, with one
-        code = common_subpartition(np.concatenate([self.cells_, rows])).cell_index
-        cell_of_code = np.full(int(code.max()) + 1, -1, dtype=np.int64)
-        cell_of_code[code[:n_cells]] = np.arange(n_cells)
-        cell = cell_of_code[code[n_cells:]]
-        position = np.empty(rows.shape[0], dtype=np.float64)
-        seen = cell >= 0
-        position[seen] = self.consensus_[cell[seen]]
-        if not seen.all():
-            position[~seen] = self._insert(rows[~seen])
-        return -position
+        if getattr(self, "_monotonic", False):
+            position = self._insert(rows)
+        else:
+            cell = self._cell_index.lookup(rows)
+            position = np.empty(rows.shape[0], dtype=np.float64)
+            seen = cell >= 0
+            position[seen] = self.consensus_[cell[seen]]
+            if not seen.all():
+                position[~seen] = self._insert(rows[~seen])
+        scores = -2.0 * position
+        if self.tie_breaking == "mean":
+            scores += 0.9 * (mean_leaf_scores(rows, self._n_leaves) - 0.5)
+        return scores
 
     def _insert(self, rows):
         """Consensus positions of unseen cells, in threads for large batches.

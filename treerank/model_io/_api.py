@@ -303,6 +303,7 @@ def _encode_forest(model, not_saved):
         "oob_score": None if np.isnan(model.oob_score_) else float(model.oob_score_),
         "aggregation_time": float(model.aggregation_time_),
         "consensus_objective": model.consensus_objective_,
+        "refined_objective": model.refined_objective_,
         "borda_objective": model.borda_objective_,
         "threshold": model._calibration.threshold_,
     }
@@ -324,7 +325,8 @@ def _encode_forest(model, not_saved):
 
 
 def _decode_forest(description, arrays):
-    from treerank.aggregation import ConsensusInserter
+    from treerank.aggregation import CellIndex, ConsensusInserter
+    from treerank.tree._classes import check_monotonic_cst
 
     model = _decode_params(RankingForest, description["params"])
     _decode_common(model, description)
@@ -359,6 +361,8 @@ def _decode_forest(description, arrays):
     if model.estimators_samples_.shape != (len(trees), n_samples):
         raise ValueError("estimators_samples does not match the number of trees")
     model.consensus_objective_ = description["consensus_objective"]
+    model.refined_objective_ = description.get("refined_objective")
+    model._monotonic = check_monotonic_cst(model, model.n_features_in_) is not None
     model.borda_objective_ = description["borda_objective"]
     model.n_cells_ = None
     if model.aggregation == "median":
@@ -374,6 +378,7 @@ def _decode_forest(description, arrays):
         model._inserter = ConsensusInserter(
             model.consensus_, cells.T, item_weights=model.cell_weights_
         )
+        model._cell_index = CellIndex(cells)
     elif model.aggregation == "borda":
         offsets, values = arrays["midrank_offsets"], arrays["midranks"]
         if offsets.shape[0] != len(trees) + 1:
