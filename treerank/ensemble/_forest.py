@@ -27,6 +27,7 @@ from treerank.ensemble._leaf_scores import (
     mean_borda_scores,
     mean_leaf_scores,
 )
+from treerank.ensemble._multipartite import fit_graded_forest, is_graded_target
 from treerank.metrics._roc import roc_auc_score
 from treerank.tree._classes import (
     MAX_FEATURES_CONSTRAINT,
@@ -385,6 +386,9 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
         -------
         self : RankingForest
         """
+        # multipartite hook: K > 2 ordered grades (treerank.ensemble._multipartite)
+        if is_graded_target(y):
+            return fit_graded_forest(self, X, y, sample_weight)
         X, y = validate_data(
             self, X, y, dtype=np.float64, ensure_all_finite="allow-nan"
         )
@@ -647,6 +651,8 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
         """
         X = self._validate_X_predict(X)
         raw = self._raw_scores(self._leaf_ranks(X))
+        if self.classes_.shape[0] > 2:  # multipartite hook: (n_samples, K) grades
+            return self._calibration.predict_proba(raw)
         eta = self._calibration.predict_proba(raw)
         return np.column_stack([1.0 - eta, eta])
 

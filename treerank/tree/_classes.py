@@ -334,6 +334,8 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
                 f"ccp_alpha={self.ccp_alpha} is only used with pruning=None; got "
                 f"pruning={self.pruning!r}."
             )
+        if _multipartite().is_graded_target(y):  # multipartite hook: K > 2 grades
+            return _multipartite().fit_graded_treerank(self, X, y, sample_weight)
         X, y01, classes, sample_weight = self._validate_training_data(
             X, y, sample_weight
         )
@@ -395,6 +397,8 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
         1
         """
         check_is_fitted(self)
+        if self.classes_.shape[0] > 2:  # multipartite hook
+            raise _multipartite().unsupported_for_grades(self, "pruning")
         return collapse_thresholds(self.full_tree_)[1]
 
     def prune(self, ccp_alpha):
@@ -423,6 +427,8 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
         1
         """
         check_is_fitted(self)
+        if self.classes_.shape[0] > 2:  # multipartite hook
+            raise _multipartite().unsupported_for_grades(self, "pruning")
         if (
             not isinstance(ccp_alpha, Real)
             or not np.isfinite(ccp_alpha)
@@ -541,6 +547,8 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
         leaf_rank : ndarray of int of shape (n_samples,)
         """
         X = self._validate_X_predict(X)
+        if self.classes_.shape[0] > 2:  # multipartite hook: one column per tree
+            return self.consensus_.apply(X)
         return self.tree_.apply_rank(X)
 
     def decision_function(self, X):
@@ -560,6 +568,8 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
         scores : ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
+        if self.classes_.shape[0] > 2:  # multipartite hook
+            return self.consensus_.decision_function(self._validate_X_predict(X))
         ranks = self.apply(X)
         return self.n_positive_leaves_ - ranks - 0.5
 
@@ -582,6 +592,8 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
             Columns ordered as ``classes_`` (negative, positive).
         """
         check_is_fitted(self)
+        if self.classes_.shape[0] > 2:  # multipartite hook: (n_samples, K) grades
+            return self.consensus_.predict_proba(self._validate_X_predict(X))
         eta = self.leaf_proba_[self.apply(X)]
         return np.column_stack([1.0 - eta, eta])
 
@@ -592,6 +604,10 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
     def n_leaves_(self):
         """Number of leaves of the (pruned) tree."""
         check_is_fitted(self)
+        if self.classes_.shape[0] > 2:  # multipartite hook
+            raise _multipartite().unsupported_for_grades(
+                self, "n_leaves_", error=AttributeError
+            )
         return self.tree_.n_leaves
 
     @property
@@ -604,7 +620,16 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
         sum to one (all zeros for a tree with a single leaf).
         """
         check_is_fitted(self)
+        if self.classes_.shape[0] > 2:  # multipartite hook: mean over the trees
+            return self.consensus_.feature_importances_
         return self.tree_.feature_importances(self.n_features_in_)
+
+
+def _multipartite():
+    """The multipartite module (imported late: it imports this one)."""
+    from treerank.ensemble import _multipartite
+
+    return _multipartite
 
 
 def _held_out_auc(structure, X_test, y_test, w_test, candidates):
