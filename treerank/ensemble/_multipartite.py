@@ -604,8 +604,6 @@ def fit_graded_treerank(tree, X, y, sample_weight):
         sample_weight,
         aggregation_seed,
     )
-    for attribute in ("oob_score_", "oob_decision_function_"):
-        delattr(consensus, attribute)  # every tree saw every row
     tree.classes_ = grades
     tree.estimators_ = trees
     tree.tree_thresholds_ = grades[levels]
