@@ -35,7 +35,7 @@ def encode_graded_forest(model, arrays):
 
 
 def decode_graded_forest(model, description, arrays):
-    """Finish decoding a multipartite forest (trees' classes, thresholds, calibration)."""
+    """Finish decoding a multipartite forest: trees, thresholds, calibration."""
     n_grades = model.classes_.shape[0]
     codes = np.asarray(arrays["tree_thresholds"])
     if codes.shape != (len(model.estimators_),) or np.any(
@@ -56,7 +56,9 @@ def decode_graded_forest(model, description, arrays):
     return model
 
 
-def encode_graded_treerank(model, encode_forest, encode_params, encode_common, not_saved):
+def encode_graded_treerank(
+    model, encode_forest, encode_params, encode_common, not_saved
+):
     """``(description, arrays)`` of a multipartite TreeRank."""
     forest_description, forest_arrays = encode_forest(model.consensus_, not_saved)
     description = {
