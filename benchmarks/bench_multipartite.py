@@ -1,4 +1,4 @@
-"""Multipartite (ordinal) ranking: graded forests against binarization, one-vs-rest and regression.
+"""Multipartite ranking: graded forests against binarization, one-vs-rest, regression.
 
 Part 1 (VUS against the optimum). ``treerank.datasets.OrdinalNestedSquares``
 (three grades on four nested square rings, the monotone likelihood ratio
@@ -13,6 +13,9 @@ the AUCs of the two problems "grade >= k". Models, all with the same trees
   "grade >= k", thresholds cycled over the trees, Kendall median), and with
   ``aggregation="mean"``;
 - ``TreeRank`` on the grades (median of the two threshold trees);
+- measured alternatives: one bipartite problem stacking the two thresholds
+  (a row of grade g becomes a positive of weight g and a negative of weight
+  2 - g), learned by one TreeRank and by a forest;
 - binarization: ``RankingForest`` on one threshold, ``y >= 1`` or ``y >= 2``;
 - ordinal binary decomposition (Frank and Hall): the two threshold forests,
   scored by ``P(Y >= 1 | x) + P(Y >= 2 | x)`` from their calibrated
@@ -80,6 +83,16 @@ def _part1_models(X, y, seed):
     models.append(("RankingForest on grades (mean)", fit, mean))
     fit, tree = _timed(lambda: TreeRank(random_state=seed).fit(X, y))
     models.append(("TreeRank on grades (median of 2 trees)", fit, tree))
+    # measured alternative: one bipartite problem holding the two thresholds
+    # (a row of grade g is a positive of weight g and a negative of weight
+    # 2 - g): its AUC is an increasing affine function of sum_k n+_k n-_k AUC_k
+    Xs, ys, ws = _stacked(X, y, 3)
+    fit, model = _timed(
+        lambda: TreeRank(random_state=seed).fit(Xs, ys, sample_weight=ws)
+    )
+    models.append(("TreeRank on the stacked thresholds (one tree)", fit, model))
+    fit, model = _timed(lambda: clone(base).fit(Xs, ys, sample_weight=ws))
+    models.append(("RankingForest on the stacked thresholds", fit, model))
     thresholds = {}
     for k in (1, 2):
         fit, forest = _timed(lambda k=k: clone(base).fit(X, (y >= k).astype(int)))
@@ -97,7 +110,9 @@ def _part1_models(X, y, seed):
         fit, forest = _timed(lambda k=k: clone(base).fit(X, (y == k).astype(int)))
         fits += fit
         per_grade.append(forest)
-    models.append(("one-vs-rest: expected grade (3 forests)", fits, _OneVsRest(per_grade)))
+    models.append(
+        ("one-vs-rest: expected grade (3 forests)", fits, _OneVsRest(per_grade))
+    )
     rf = RandomForestRegressor(
         n_estimators=N_TREES,
         max_depth=DEPTH,
@@ -109,12 +124,22 @@ def _part1_models(X, y, seed):
     fit, model = _timed(
         lambda: RandomForestRegressor(n_estimators=N_TREES, random_state=seed).fit(X, y)
     )
-    models.append(("RandomForestRegressor (defaults, full depth)", fit, _Predict(model)))
+    models.append(
+        ("RandomForestRegressor (defaults, full depth)", fit, _Predict(model))
+    )
     fit, model = _timed(
         lambda: HistGradientBoostingRegressor(random_state=seed).fit(X, y)
     )
     models.append(("HistGradientBoostingRegressor (defaults)", fit, _Predict(model)))
     return models
+
+
+def _stacked(X, y, n_grades):
+    positive, negative = y >= 1, y <= n_grades - 2
+    X_stacked = np.concatenate([X[positive], X[negative]])
+    y_stacked = np.concatenate([np.ones(positive.sum()), np.zeros(negative.sum())])
+    weight = np.concatenate([y[positive], n_grades - 1 - y[negative]]).astype(float)
+    return X_stacked, y_stacked.astype(int), weight
 
 
 class _Predict:
@@ -257,7 +282,12 @@ def part2(n_train, n_test, seed):
                 "-" if fit is None else f"{fit:.2f}",
             ]
         )
-    header = ["model", "test NDCG@10 [95% CI]", "test VUS (5 grades, pooled)", "fit (s)"]
+    header = [
+        "model",
+        "test NDCG@10 [95% CI]",
+        "test VUS (5 grades, pooled)",
+        "fit (s)",
+    ]
     text = (
         f"`make_learning_to_rank` defaults (grades 0..4), {n_train} training queries "
         f"({X.shape[0]} documents), {n_test} test queries ({X_test.shape[0]} "

@@ -244,8 +244,12 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
         Seconds spent aggregating (common subpartition + median).
     feature_importances_ : ndarray of shape (n_features,)
         Mean of the trees' importances.
-    classes_ : ndarray of shape (2,)
-        The labels, negative first.
+    classes_ : ndarray of shape (2,) or (n_grades,)
+        The labels, negative first (the grades, lowest first, for ``K > 2``
+        ordered grades).
+    tree_thresholds_ : ndarray of shape (n_estimators,)
+        Only for ``K > 2`` grades: the grade ``g`` of the problem "grade >=
+        g" each tree learned.
     n_features_in_ : int
         Number of features seen during fit.
 
@@ -378,7 +382,9 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
             Training data; NaN and infinity are refused.
         y : array-like of shape (n_samples,)
             Binary labels (the larger value, or True, is positive; strings are
-            refused as ambiguous).
+            refused as ambiguous), or more than two integer grades (higher
+            first): each tree then learns one threshold "grade >= g", the
+            thresholds cycled over the trees (see :ref:`multipartite`).
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights, multiplied by the bootstrap multiplicities.
 
@@ -647,7 +653,9 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        proba : ndarray of shape (n_samples, 2)
+        proba : ndarray of shape (n_samples, 2) or (n_samples, n_grades)
+            For ``K > 2`` grades, the probability of each grade (lowest
+            first), from ``P(Y >= g | score)`` calibrated per threshold.
         """
         X = self._validate_X_predict(X)
         raw = self._raw_scores(self._leaf_ranks(X))

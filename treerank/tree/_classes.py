@@ -172,8 +172,16 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
         ``mean_test_auc`` and ``std_test_auc`` (held-out AUC over the folds; the
         last candidate, the root, is scored as each fold tree's root: 1/2),
         ``n_leaves`` (of the master tree pruned at each candidate).
-    classes_ : ndarray of shape (2,)
-        The labels, negative first.
+    classes_ : ndarray of shape (2,) or (n_grades,)
+        The labels, negative first (the grades, lowest first, for ``K > 2``
+        ordered grades).
+    estimators_ : list of TreeRank
+        Only for ``K > 2`` grades: the bipartite tree of every threshold
+        "grade >= tree_thresholds_[k]" (the attributes above belong to them).
+    tree_thresholds_ : ndarray of shape (n_grades - 1,)
+        Only for ``K > 2`` grades: the threshold grade of each tree.
+    consensus_ : RankingForest
+        Only for ``K > 2`` grades: the Kendall median of ``estimators_``.
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of str
@@ -321,7 +329,10 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
             Training data; NaN and infinity are refused.
         y : array-like of shape (n_samples,)
             Binary labels: {0, 1}, {-1, 1}, bool, or any two numbers (the
-            larger is positive). String labels are refused (ambiguous).
+            larger is positive). String labels are refused (ambiguous). More
+            than two integer values are ordered grades (higher first): one
+            bipartite tree per threshold "grade >= g", aggregated by a
+            Kendall median (see :ref:`multipartite`).
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights; a zero weight is the same as removing the row.
 
@@ -588,8 +599,10 @@ class TreeRank(RankingMixin, ClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        proba : ndarray of shape (n_samples, 2)
-            Columns ordered as ``classes_`` (negative, positive).
+        proba : ndarray of shape (n_samples, 2) or (n_samples, n_grades)
+            Columns ordered as ``classes_`` (negative, positive). For ``K >
+            2`` grades, the probability of each grade, lowest first (see
+            :ref:`multipartite`).
         """
         check_is_fitted(self)
         if self.classes_.shape[0] > 2:  # multipartite hook: (n_samples, K) grades
