@@ -288,10 +288,11 @@ def part2(n_train, n_test, seed):
         "test VUS (5 grades, pooled)",
         "fit (s)",
     ]
+    fractions = np.round(np.bincount(y) / y.shape[0], 3).tolist()
     text = (
         f"`make_learning_to_rank` defaults (grades 0..4), {n_train} training queries "
         f"({X.shape[0]} documents), {n_test} test queries ({X_test.shape[0]} "
-        f"documents); grade fractions {np.round(np.bincount(y) / y.shape[0], 3).tolist()}. "
+        f"documents); grade fractions {fractions}. "
         "NDCG@10 (exp2 gain) through `treerank.bridge.evaluate(model, X, y, "
         "qid=qid, metrics=['ndcg@10'])`, mean over test queries with a 95% "
         "bootstrap interval over queries; the VUS pools all test documents (chance "
