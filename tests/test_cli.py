@@ -143,7 +143,7 @@ def test_stability_command(tmp_path, train_csv, capsys):
         ("x1,x2,label\n1,inf,0\n3,4,1\n", "label", "infinite value 'inf'"),
         ("x1,x2,label\n1,2,\n3,4,1\n", "label", "line 2, column 'label': missing"),
         ("x1,x2,label\n1,2,1\n3,4,1\n", "label", "single class"),
-        ("x1,x2,label\n1,2,0\n3,4,1\n5,6,2\n", "label", "has 3 distinct values"),
+        ("x1,x2,label\n1,2,0\n3,4,1\n5,6,2.5\n", "label", "continuous"),
         ("x1,x2,label\n1,2,0\n3,4\n", "label", "line 3: 2 fields, but the"),
         ("x1,x2,label\n1,2,0\n3,4,1,5\n", "label", "line 3: 4 fields, but the"),
         ("x1,x2,label\n1,2,0\n\n3,4,1\n", "label", "line 3: empty line"),
@@ -199,7 +199,7 @@ def test_score_errors(tmp_path, train_csv, capsys):
     status, _, err = _run(["score", broken, path, "--out", tmp_path / "s.csv"], capsys)
     assert status == 1 and "is not a treerank model file" in err
     status, _, err = _run(["export", model, "--tree", "3"], capsys)
-    assert status == 2 and "--tree applies to forests only" in err
+    assert status == 2 and "--tree applies to forests and TreeRanks of" in err
     status, _, err = _run(["export", model, "--format", "png"], capsys)
     assert status == 2 and "needs --out" in err
     assert not list(tmp_path.glob("s.csv*"))
@@ -253,3 +253,38 @@ def test_unknown_command_is_an_error(capsys):
         main(["nope"])
     assert info.value.code == 2
     assert "invalid choice" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("model", ["tree", "forest"])
+def test_fit_score_export_graded_target(tmp_path, capsys, model):
+    from treerank.datasets import make_ordinal_nested_squares
+
+    X, y = make_ordinal_nested_squares(600, random_state=0)
+    path = tmp_path / "graded.csv"
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["x1", "x2", "grade"])
+        for row, grade in zip(X, y):
+            writer.writerow([row[0], row[1], int(grade) * 2 + 1])  # grades 1, 3, 5
+    out = tmp_path / "graded.trk"
+    options = ["--n-estimators", "6"] if model == "forest" else []
+    status, printed, err = _run(
+        ["fit", path, "--target", "grade", "--model", model, *options, "--out", out],
+        capsys,
+    )
+    assert status == 0 and "training VUS" in printed
+    assert "3 ordered grades (1: " in err
+    fitted = load_model(out)
+    np.testing.assert_array_equal(fitted.classes_, [1, 3, 5])
+    scores_csv = tmp_path / "scores.csv"
+    assert _run(["score", out, path, "--out", scores_csv, "--proba"], capsys)[0] == 0
+    with open(scores_csv) as handle:
+        rows = list(csv.DictReader(handle))
+    np.testing.assert_array_equal(
+        [float(r["score"]) for r in rows], fitted.decision_function(X)
+    )
+    proba = np.array([[float(r[f"probability_{g}"]) for g in (1, 3, 5)] for r in rows])
+    np.testing.assert_allclose(proba, fitted.predict_proba(X), rtol=1e-15)
+    # a graded TreeRank is exported threshold tree by threshold tree
+    status, text, _ = _run(["export", out, "--format", "text", "--tree", "1"], capsys)
+    assert status == 0 and "leaf 0" in text

@@ -22,9 +22,17 @@ _WEIGHTS_AS_ROWS = (
     "thresholds do not bind (zero weights do equal removed rows: tested in "
     "test_treerank.py). The check passes with scikit-learn 1.9, fails with 1.6."
 )
+_ORDERED_GRADES = (
+    "More than two integer labels are accepted as ordered grades (multipartite "
+    "ranking: the order of the values is the order of preference), not refused "
+    "as nominal classes; scikit-learn's multiclass checks assume nominal classes "
+    "(a decision_function of shape (n_samples, n_classes)), hence the tag "
+    "multi_class=False, and this check expects a refusal."
+)
 EXPECTED_FAILED_CHECKS = {
     name: {
         "check_classifiers_classes": _STRING_LABELS,
+        "check_classifier_not_supporting_multiclass": _ORDERED_GRADES,
         "check_sample_weight_equivalence_on_dense_data": _WEIGHTS_AS_ROWS,
     }
     for name in ["TreeRank", "RankingForest"]

@@ -177,8 +177,10 @@ def test_sample_size_and_subsampling(squares):
 
 def test_bad_input(squares):
     X, y = squares
-    with pytest.raises(ValueError, match="exactly two classes"):
-        RankingForest(n_estimators=2).fit(X, np.arange(600) % 3)
+    with pytest.raises(ValueError, match="one class"):
+        RankingForest(n_estimators=2).fit(X, np.ones(600))
+    with pytest.raises(ValueError, match="continuous target"):
+        RankingForest(n_estimators=2).fit(X, np.arange(600) / 7)
     with pytest.raises(ValueError, match="non-numeric labels"):
         RankingForest(n_estimators=2).fit(X, np.where(y == 1, "a", "b"))
     with pytest.raises(ValueError, match="'aggregation' parameter of RankingForest"):

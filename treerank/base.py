@@ -326,7 +326,9 @@ class RankingMixin:
 
         A threshold on the ranking: the rankers shift their scores so that
         positive scores are exactly the predicted positives (where the
-        calibrated probability exceeds 1/2).
+        calibrated probability exceeds 1/2). A ranker fitted on ``K > 2``
+        ordered grades predicts the median grade: the largest grade ``g``
+        with calibrated ``P(Y >= g | x) > 1/2`` (see :ref:`multipartite`).
 
         Parameters
         ----------
@@ -337,10 +339,18 @@ class RankingMixin:
         y_pred : ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
+        if self.classes_.shape[0] > 2:  # multipartite hook: the median grade
+            from treerank.ensemble._multipartite import graded_predict
+
+            return graded_predict(self, X)
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
     def score(self, X, y, sample_weight=None):
         """ROC AUC of ``decision_function(X)`` against ``y``.
+
+        For a ranker fitted on ``K > 2`` ordered grades: the volume under the
+        ROC surface (:func:`~treerank.metrics.volume_under_surface`) for the
+        grades present in ``y`` (the AUC if there are two).
 
         Parameters
         ----------
@@ -356,4 +366,8 @@ class RankingMixin:
         auc : float
             Ties count one half. NaN (with a warning) if ``y`` has one class.
         """
+        if len(getattr(self, "classes_", ())) > 2:  # multipartite hook: the VUS
+            from treerank.ensemble._multipartite import graded_score
+
+            return graded_score(self, X, y, sample_weight=sample_weight)
         return roc_auc_score(y, self.decision_function(X), sample_weight=sample_weight)

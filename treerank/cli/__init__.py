@@ -113,7 +113,8 @@ def _add_columns_options(parser):
         "--positive",
         default=None,
         help="target value of the positive class (needed for a non-numeric "
-        "target; default: the larger of two numeric values)",
+        "target; default: the larger of two numeric values; a target with more "
+        "than two integer values is ranked as ordered grades, higher first)",
     )
     parser.add_argument(
         "--id",
@@ -236,7 +237,8 @@ def _build_parser():
         "--proba",
         action="store_true",
         help="also write the calibrated probability of the positive class (a "
-        "second pass of the model over each chunk)",
+        "second pass of the model over each chunk); for a model of K > 2 grades, "
+        "one column probability_G per grade G",
     )
     _add_input_options(score)
     _add_output_options(score, default="-", what="CSV file of scores")

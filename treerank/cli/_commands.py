@@ -139,9 +139,15 @@ def cmd_fit(args):
     check_output(args.out, force=args.force, mkdir=args.mkdir)
     model = _build_model(args)
     name, data = _read(args)
+    grades, counts = np.unique(data.y, return_counts=True)
+    if grades.shape[0] > 2:
+        labels = ", ".join(f"{g}: {c}" for g, c in zip(grades.tolist(), counts))
+        summary = f"{grades.shape[0]} ordered grades ({labels})"
+    else:
+        summary = f"{int(data.y.sum())} positives"
     _say(
         f"fitting {type(model).__name__} on {data.X.shape[0]} rows x "
-        f"{data.X.shape[1]} features ({int(data.y.sum())} positives) ..."
+        f"{data.X.shape[1]} features ({summary}) ..."
     )
     try:
         model.fit(data.X, data.y)
@@ -155,7 +161,8 @@ def cmd_fit(args):
     }
     save_model(model, args.out, metadata=metadata, overwrite=args.force)
     auc = model.score(data.X, data.y)
-    print(f"training AUC {auc:.4f}; model written to {escape(args.out)}")
+    measure = "VUS" if grades.shape[0] > 2 else "AUC"
+    print(f"training {measure} {auc:.4f}; model written to {escape(args.out)}")
     return 0
 
 
@@ -178,7 +185,7 @@ def text_output(path, force):
             yield handle
 
 
-def _score_columns(args, source, metadata):
+def _score_columns(args, source, metadata, model):
     features = (metadata or {}).get("features")
     if not isinstance(features, list) or not features:
         raise CsvError(
@@ -198,7 +205,12 @@ def _score_columns(args, source, metadata):
     else:
         saved = (metadata or {}).get("id_columns") or []
         ids = [name for name in saved if name in source.header]
-    outputs = ["score", "probability"] if args.proba else ["score"]
+    grades = getattr(model, "classes_", ())
+    if args.proba and len(grades) > 2:  # one probability per grade
+        names = [f"probability_{g}" for g in np.asarray(grades).tolist()]
+        outputs = ["score", *names]
+    else:
+        outputs = ["score", "probability"] if args.proba else ["score"]
     clash = [name for name in ids if name in outputs]
     if clash:
         raise _usage_error(
@@ -239,7 +251,7 @@ def cmd_score(args):
     model, metadata = _load(args.model)
     n_rows = 0
     with CsvSource(args.data, delimiter=args.delimiter) as source:
-        features, ids, outputs = _score_columns(args, source, metadata)
+        features, ids, outputs = _score_columns(args, source, metadata, model)
         with text_output(args.out, args.force) as handle:
             header = True
             for first_line, columns in source.chunks(
@@ -248,7 +260,9 @@ def cmd_score(args):
                 X = np.column_stack([columns[name] for name in features])
                 try:
                     scores = model.decision_function(X)
-                    proba = model.predict_proba(X)[:, 1] if args.proba else None
+                    proba = model.predict_proba(X) if args.proba else None
+                    if proba is not None and proba.shape[1] == 2:
+                        proba = proba[:, 1:]  # the positive class
                 except ValueError as exc:
                     rows, cols = np.nonzero(np.isnan(X))
                     where = (
@@ -260,7 +274,7 @@ def cmd_score(args):
                 if header:
                     handle.write(format_rows([[name] for name in [*ids, *outputs]], []))
                     header = False
-                numbers = [scores] if proba is None else [scores, proba]
+                numbers = [scores] if proba is None else [scores, *proba.T]
                 handle.write(format_rows([columns[name] for name in ids], numbers))
                 n_rows += X.shape[0]
             if header:
@@ -273,13 +287,16 @@ def cmd_score(args):
 def _export_target(model, tree_index):
     from treerank import RankingForest
 
-    if isinstance(model, RankingForest):
+    # a TreeRank of K > 2 grades is K - 1 threshold trees, exported one by one
+    if isinstance(model, RankingForest) or len(model.classes_) > 2:
         last = len(model.estimators_) - 1
         if not 0 <= tree_index <= last:
             raise _usage_error(f"--tree must be in [0, {last}]; got {tree_index}.")
         return model.estimators_[tree_index]
     if tree_index != 0:
-        raise _usage_error("--tree applies to forests only.")
+        raise _usage_error(
+            "--tree applies to forests and TreeRanks of more than two grades only."
+        )
     return model
 
 

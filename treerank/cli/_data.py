@@ -19,7 +19,8 @@ class TrainingData:
     X : ndarray of shape (n_samples, n_features)
         Features; NaN where a cell was empty or a missing-value marker.
     y : ndarray of shape (n_samples,)
-        1 for the positive class.
+        1 for the positive class, or the grades (integers, higher is better)
+        of a target with more than two values.
     features : list of str
     first_missing : tuple of (int, str) or None
         Line and column of the first missing feature value.
@@ -116,11 +117,14 @@ def _labels(source, raw, lines, target, positive):
         )
     levels = np.unique(values)
     if levels.shape[0] > 2:
-        raise CsvError(
-            f"{source.name}: the target column {escape(repr(target))} has "
-            f"{levels.shape[0]} distinct values; bipartite ranking needs two (or "
-            "use --positive LABEL)."
-        )
+        if np.any(levels != np.round(levels)):
+            raise CsvError(
+                f"{source.name}: the target column {escape(repr(target))} has "
+                f"{levels.shape[0]} distinct values, not all integers (a continuous "
+                "target); ranking needs two classes or ordered integer grades (or "
+                "use --positive LABEL)."
+            )
+        return values.astype(np.int64)  # ordered grades: multipartite ranking
     return (values == levels[-1]).astype(int)
 
 
@@ -134,7 +138,8 @@ def read_training_data(
     source : CsvSource
     target : str
         Label column. With ``positive`` None it must hold two numbers (the
-        larger is positive).
+        larger is positive) or more than two integer grades (multipartite
+        ranking, higher grades first).
     positive : str or None, default=None
         The label value of the positive class (any text).
     ids, drop, features :

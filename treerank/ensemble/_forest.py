@@ -32,6 +32,7 @@ from treerank.ensemble._leaf_scores import (
     mean_borda_scores,
     mean_leaf_scores,
 )
+from treerank.ensemble._multipartite import fit_graded_forest, is_graded_target
 from treerank.metrics._roc import roc_auc_score
 from treerank.tree._classes import (
     MAX_FEATURES_CONSTRAINT,
@@ -280,8 +281,12 @@ default=None
         Seconds spent aggregating (common subpartition + median).
     feature_importances_ : ndarray of shape (n_features,)
         Mean of the trees' importances.
-    classes_ : ndarray of shape (2,)
-        The labels, negative first.
+    classes_ : ndarray of shape (2,) or (n_grades,)
+        The labels, negative first (the grades, lowest first, for ``K > 2``
+        ordered grades).
+    tree_thresholds_ : ndarray of shape (n_estimators,)
+        Only for ``K > 2`` grades: the grade ``g`` of the problem "grade >=
+        g" each tree learned.
     n_features_in_ : int
         Number of features seen during fit.
 
@@ -427,7 +432,9 @@ default=None
             ``categorical_features``); infinity is refused.
         y : array-like of shape (n_samples,)
             Binary labels (the larger value, or True, is positive; strings are
-            refused as ambiguous).
+            refused as ambiguous), or more than two integer grades (higher
+            first): each tree then learns one threshold "grade >= g", the
+            thresholds cycled over the trees (see :ref:`multipartite`).
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights, multiplied by the bootstrap multiplicities.
 
@@ -435,15 +442,37 @@ default=None
         -------
         self : RankingForest
         """
+        # multipartite hook: K > 2 ordered grades (treerank.ensemble._multipartite)
+        if is_graded_target(y):
+            return fit_graded_forest(self, X, y, sample_weight)
         X, y = feature_matrix(self, X, y, reset=True)
         y01, self.classes_, sample_weight = check_training_target(
             y, sample_weight, X.shape[0]
         )
         rng = check_random_state(self.random_state)
+        leaf_ranks, aggregation_seed = self._grow_trees(
+            X, [y01], np.zeros(self.n_estimators, dtype=np.intp), sample_weight, rng
+        )
+        for tree in self.estimators_:
+            tree.classes_ = self.classes_
+        self._set_oob(leaf_ranks, y01, sample_weight)
+        self._timed_aggregation(leaf_ranks, sample_weight, aggregation_seed)
+        raw = self._raw_scores(leaf_ranks)
+        self._calibration = self._fit_calibration(raw, y01, sample_weight)
+        return self
+
+    def _grow_trees(self, X, targets, tree_target, sample_weight, rng):
+        """Grow the trees; tree b learns the 0/1 labels ``targets[tree_target[b]]``.
+
+        Installs ``estimators_``, ``estimators_samples_`` and the routing of
+        the trees, and returns the leaf rank of every training row in every
+        tree (in-sample rows from the growth, out-of-sample rows routed) and
+        the seed of the aggregation. The seeds are drawn here, before
+        dispatch, so that the forest depends neither on ``n_jobs`` nor on the
+        joblib backend.
+        """
         template = self._tree_template()
         n_draw = self._sample_size(X.shape[0])
-        # seeds drawn here, before dispatch: the forest does not depend on n_jobs
-        # or on the joblib backend
         seeds = rng.randint(_MAX_SEED, size=self.n_estimators)
         aggregation_seed = int(rng.randint(_MAX_SEED))
         binning_seed = int(rng.randint(_MAX_SEED))
@@ -479,14 +508,14 @@ default=None
                 delayed(_grow_engine_tree)(
                     template,
                     data,
-                    y01,
+                    targets[k],
                     sample_weight,
                     seed,
                     self.bootstrap,
                     n_draw,
                     params,
                 )
-                for seed in seeds
+                for seed, k in zip(seeds, tree_target)
             )
             prefer = "threads"
         else:
@@ -494,9 +523,9 @@ default=None
             # processes parallelize them better than threads
             tasks = (
                 delayed(_grow_tree)(
-                    template, X, y01, sample_weight, seed, self.bootstrap, n_draw
+                    template, X, targets[k], sample_weight, seed, self.bootstrap, n_draw
                 )
-                for seed in seeds
+                for seed, k in zip(seeds, tree_target)
             )
             prefer = "processes"
         # `prefer` leaves the final say to an enclosing joblib.parallel_config
@@ -511,7 +540,6 @@ default=None
         self._build_router()
         labels = category_labels(self)
         for tree in self.estimators_:
-            tree.classes_ = self.classes_
             tree._category_encoder = self._category_encoder
             if hasattr(self, "feature_names_in_"):
                 tree.feature_names_in_ = self.feature_names_in_
@@ -519,18 +547,17 @@ default=None
                 if structure.rules is not None:
                     structure.category_labels = labels
         self.estimators_samples_ = np.stack([result[1] for result in results])
-        leaf_ranks = np.column_stack([result[2] for result in results])
         self._n_leaves = np.array([t.tree_.n_leaves for t in self.estimators_])
         self._monotonic = monotonic is not None
-        self._set_oob(leaf_ranks, y01, sample_weight)
+        leaf_ranks = np.column_stack([result[2] for result in results])
+        return leaf_ranks, aggregation_seed
+
+    def _timed_aggregation(self, leaf_ranks, sample_weight, seed):
         start = time.perf_counter()
-        self._aggregate(leaf_ranks, sample_weight, aggregation_seed)
+        self._aggregate(leaf_ranks, sample_weight, seed)
         self.aggregation_time_ = time.perf_counter() - start
         if self.verbose:
             print(f"aggregation ({self.aggregation}): {self.aggregation_time_:.2f} s")
-        raw = self._raw_scores(leaf_ranks)
-        self._calibration = self._fit_calibration(raw, y01, sample_weight)
-        return self
 
     def _fit_calibration(self, raw, y01, sample_weight):
         """Probabilities of the training scores' levels, from out-of-bag data.
@@ -752,10 +779,14 @@ default=None
 
         Returns
         -------
-        proba : ndarray of shape (n_samples, 2)
+        proba : ndarray of shape (n_samples, 2) or (n_samples, n_grades)
+            For ``K > 2`` grades, the probability of each grade (lowest
+            first), from ``P(Y >= g | score)`` calibrated per threshold.
         """
         X = self._validate_X_predict(X)
         raw = self._raw_scores(self._leaf_ranks(X))
+        if self.classes_.shape[0] > 2:  # multipartite hook: (n_samples, K) grades
+            return self._calibration.predict_proba(raw)
         eta = self._calibration.predict_proba(raw)
         return np.column_stack([1.0 - eta, eta])
 

@@ -11,6 +11,7 @@ import numpy as np
 from treerank.base import MonotoneCalibration
 from treerank.ensemble._forest import RankingForest
 from treerank.exceptions import ModelFileError
+from treerank.model_io import _multipartite
 from treerank.model_io._archive import read_archive, write_archive
 from treerank.model_io._structures import (
     LINEAR_CLASSIFIERS,
@@ -184,8 +185,13 @@ def _decode_common(estimator, description):
     if dtype.kind not in "biuf":
         raise ValueError("classes must be numbers or booleans")
     classes = np.asarray(description["classes"], dtype=dtype)
-    if classes.shape != (2,):
-        raise ValueError("a model has exactly two classes")
+    # two classes, or K > 2 ordered grades (multipartite models)
+    if (
+        classes.ndim != 1
+        or classes.shape[0] < 2
+        or np.any(classes[1:] <= classes[:-1])
+    ):
+        raise ValueError("a model has two or more increasing classes")
     estimator.classes_ = classes
     estimator.n_features_in_ = int(description["n_features_in"])
     names = description.get("feature_names_in")
@@ -216,6 +222,10 @@ def _check_features(structures, n_features):
 # TreeRank
 # ----------------------------------------------------------------------
 def _encode_treerank(model, not_saved):
+    if model.classes_.shape[0] > 2:  # multipartite hook (model_io/_multipartite.py)
+        return _multipartite.encode_graded_treerank(
+            model, _encode_forest, _encode_params, _encode_common, not_saved
+        )
     pruned = model.tree_ is not model.full_tree_
     structures = [model.full_tree_, model.tree_] if pruned else [model.full_tree_]
     meta, arrays = pack_structures(structures)
@@ -256,6 +266,10 @@ def _decode_quantile_calibration(arrays):
 
 
 def _decode_treerank(description, arrays):
+    if "consensus" in description:  # multipartite hook (model_io/_multipartite.py)
+        return _multipartite.decode_graded_treerank(
+            description, arrays, _decode_forest, _decode_graded_tree_params
+        )
     model = _decode_params(TreeRank, description["params"])
     _decode_common(model, description)
     structures = unpack_structures(
@@ -276,6 +290,12 @@ def _decode_treerank(description, arrays):
     }
     if cv:
         model.cv_results_ = cv
+    return model
+
+
+def _decode_graded_tree_params(description):
+    model = _decode_params(TreeRank, description["params"])
+    _decode_common(model, description)
     return model
 
 
@@ -321,6 +341,8 @@ def _encode_forest(model, not_saved):
             [[0], np.cumsum([len(m) for m in model._midranks])]
         )
         arrays["midranks"] = np.concatenate(model._midranks)
+    if model.classes_.shape[0] > 2:  # multipartite hook (model_io/_multipartite.py)
+        _multipartite.encode_graded_forest(model, arrays)
     return description, arrays
 
 
@@ -388,6 +410,8 @@ def _decode_forest(description, arrays):
         ]
         if any(m.shape[0] != k for m, k in zip(model._midranks, model._n_leaves)):
             raise ValueError("midranks do not match the trees' leaves")
+    if model.classes_.shape[0] > 2:  # multipartite hook (model_io/_multipartite.py)
+        return _multipartite.decode_graded_forest(model, description, arrays)
     model._calibration = MonotoneCalibration.from_arrays(
         arrays["calibration_levels"],
         arrays["calibration_proba"],

@@ -265,8 +265,16 @@ default=None
         ``mean_test_auc`` and ``std_test_auc`` (held-out AUC over the folds; the
         last candidate, the root, is scored as each fold tree's root: 1/2),
         ``n_leaves`` (of the master tree pruned at each candidate).
-    classes_ : ndarray of shape (2,)
-        The labels, negative first.
+    classes_ : ndarray of shape (2,) or (n_grades,)
+        The labels, negative first (the grades, lowest first, for ``K > 2``
+        ordered grades).
+    estimators_ : list of TreeRank
+        Only for ``K > 2`` grades: the bipartite tree of every threshold
+        "grade >= tree_thresholds_[k]" (the attributes above belong to them).
+    tree_thresholds_ : ndarray of shape (n_grades - 1,)
+        Only for ``K > 2`` grades: the threshold grade of each tree.
+    consensus_ : RankingForest
+        Only for ``K > 2`` grades: the Kendall median of ``estimators_``.
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of str
@@ -435,7 +443,10 @@ default=None
             ``categorical_features``); infinity is refused.
         y : array-like of shape (n_samples,)
             Binary labels: {0, 1}, {-1, 1}, bool, or any two numbers (the
-            larger is positive). String labels are refused (ambiguous).
+            larger is positive). String labels are refused (ambiguous). More
+            than two integer values are ordered grades (higher first): one
+            bipartite tree per threshold "grade >= g", aggregated by a
+            Kendall median (see :ref:`multipartite`).
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights; a zero weight is the same as removing the row.
 
@@ -448,6 +459,8 @@ default=None
                 f"ccp_alpha={self.ccp_alpha} is only used with pruning=None; got "
                 f"pruning={self.pruning!r}."
             )
+        if _multipartite().is_graded_target(y):  # multipartite hook: K > 2 grades
+            return _multipartite().fit_graded_treerank(self, X, y, sample_weight)
         X, y01, classes, sample_weight = self._validate_training_data(
             X, y, sample_weight
         )
@@ -528,6 +541,8 @@ default=None
         1
         """
         check_is_fitted(self)
+        if self.classes_.shape[0] > 2:  # multipartite hook
+            raise _multipartite().unsupported_for_grades(self, "pruning")
         return collapse_thresholds(self.full_tree_)[1]
 
     def prune(self, ccp_alpha):
@@ -556,6 +571,8 @@ default=None
         1
         """
         check_is_fitted(self)
+        if self.classes_.shape[0] > 2:  # multipartite hook
+            raise _multipartite().unsupported_for_grades(self, "pruning")
         if (
             not isinstance(ccp_alpha, Real)
             or not np.isfinite(ccp_alpha)
@@ -724,6 +741,8 @@ default=None
         leaf_rank : ndarray of int of shape (n_samples,)
         """
         X = self._validate_X_predict(X)
+        if self.classes_.shape[0] > 2:  # multipartite hook: one column per tree
+            return self.consensus_.apply(X)
         return self.tree_.apply_rank(X)
 
     def decision_function(self, X):
@@ -743,6 +762,8 @@ default=None
         scores : ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
+        if self.classes_.shape[0] > 2:  # multipartite hook
+            return self.consensus_.decision_function(self._validate_X_predict(X))
         ranks = self.apply(X)
         return self.n_positive_leaves_ - ranks - 0.5
 
@@ -761,10 +782,14 @@ default=None
 
         Returns
         -------
-        proba : ndarray of shape (n_samples, 2)
-            Columns ordered as ``classes_`` (negative, positive).
+        proba : ndarray of shape (n_samples, 2) or (n_samples, n_grades)
+            Columns ordered as ``classes_`` (negative, positive). For ``K >
+            2`` grades, the probability of each grade, lowest first (see
+            :ref:`multipartite`).
         """
         check_is_fitted(self)
+        if self.classes_.shape[0] > 2:  # multipartite hook: (n_samples, K) grades
+            return self.consensus_.predict_proba(self._validate_X_predict(X))
         eta = self.leaf_proba_[self.apply(X)]
         return np.column_stack([1.0 - eta, eta])
 
@@ -775,6 +800,10 @@ default=None
     def n_leaves_(self):
         """Number of leaves of the (pruned) tree."""
         check_is_fitted(self)
+        if self.classes_.shape[0] > 2:  # multipartite hook
+            raise _multipartite().unsupported_for_grades(
+                self, "n_leaves_", error=AttributeError
+            )
         return self.tree_.n_leaves
 
     @property
@@ -787,7 +816,16 @@ default=None
         sum to one (all zeros for a tree with a single leaf).
         """
         check_is_fitted(self)
+        if self.classes_.shape[0] > 2:  # multipartite hook: mean over the trees
+            return self.consensus_.feature_importances_
         return self.tree_.feature_importances(self.n_features_in_)
+
+
+def _multipartite():
+    """The multipartite module (imported late: it imports this one)."""
+    from treerank.ensemble import _multipartite
+
+    return _multipartite
 
 
 def _held_out_auc(structure, X_test, y_test, w_test, candidates):
