@@ -752,7 +752,7 @@ def _decode_training_data(model, arrays):
     oob = check_array(
         arrays,
         "oob_decision_function",
-        kinds="f",
+        kinds="iuf",
         shape=(n_samples,),
         dtype=np.float64,
     )

@@ -113,12 +113,12 @@ class RuleField(NamedTuple):
 #: children and features are checked structurally by ``_check_engine_rules``.
 RULE_FIELDS = {
     "feature": RuleField(np.int32, "iu", -1, None, False),
-    "threshold": RuleField(np.float64, "f", 0.0, None, True),
+    "threshold": RuleField(np.float64, "iuf", 0.0, None, True),
     "missing_left": RuleField(np.bool_, "b", False, None, False),
     "child_left": RuleField(np.int32, "iu", -1, None, False),
     "child_right": RuleField(np.int32, "iu", -1, None, False),
     "left_leaf": RuleField(np.bool_, "b", None, False, False),
-    "improvement": RuleField(np.float64, "f", 0.0, None, True),
+    "improvement": RuleField(np.float64, "iuf", 0.0, None, True),
 }
 
 
@@ -178,18 +178,19 @@ def narrow(array):
     if array.size == 0 or array.dtype.kind not in "iuf":
         return array
     if array.dtype.kind == "f":
-        if not np.all(np.isfinite(array)):
+        finite = np.isfinite(array)
+        whole = (
+            np.all(finite)
+            and np.all(array == np.round(array))
+            and not np.any((array == 0) & np.signbit(array))
+            and np.abs(array).max() < 2**31
+        )
+        if not whole:
+            if np.any(np.abs(array[finite]) > np.finfo(np.float32).max):
+                return array
             single = array.astype(np.float32)
             same = np.array_equal(single.astype(array.dtype), array, equal_nan=True)
             return single if same else array
-        whole = np.all(array == np.round(array)) and not np.any(
-            (array == 0) & np.signbit(array)
-        )
-        if not (whole and np.abs(array).max() < 2**31):
-            single = array.astype(np.float32)
-            return (
-                single if np.array_equal(single.astype(array.dtype), array) else array
-            )
     low, high = array.min(), array.max()
     for dtype in _INTEGER_DTYPES:
         info = np.iinfo(dtype)

@@ -35,7 +35,8 @@ for any scikit-learn classifier, fitted node by node).
 from numbers import Integral
 
 import numpy as np
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.metrics import balanced_accuracy_score
 from sklearn.utils import check_random_state, get_tags
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
@@ -47,7 +48,7 @@ from treerank.utils._sklearn_compat import (
     StrOptions,
     validate_data,
 )
-from treerank.utils.validation import check_bipartite_target, check_sample_weight
+from treerank.utils.validation import check_training_target
 
 __all__ = [
     "BaseLeafRank",
@@ -249,14 +250,25 @@ def _local_rates(y, sample_weight, mask):
     return beta, alpha
 
 
-class BaseLeafRank(BaseEstimator):
+class BaseLeafRank(ClassifierMixin, BaseEstimator):
     """Base class of LeafRanks: validation shared by the implementations.
 
     Subclasses implement ``_fit_arrays(X, y01, sample_weight)`` and
     ``_goes_left_arrays(X)`` on validated float64 arrays;
     the public ``fit`` and ``goes_left`` validate and call them. See the
     module docstring for the protocol.
+
+    For scikit-learn, a LeafRank is a binary classifier (tags: classifier,
+    binary only): the splitter solves a class-balanced classification, and
+    :meth:`predict` returns the positive class (``classes_[1]``) on the left
+    side, :meth:`score` its balanced accuracy ``(1 + TPR - FPR) / 2``, the
+    criterion the split maximizes.
     """
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
 
     def fit(self, X, y, sample_weight=None):
         """Learn the split of a node.
@@ -275,8 +287,10 @@ class BaseLeafRank(BaseEstimator):
         self : object
         """
         self._validate_params()
-        X, y01, sample_weight = self._validate_fit_input(X, y, sample_weight)
-        return self._fit_arrays(X, y01, sample_weight)
+        X, y01, classes, sample_weight = self._validate_fit_input(X, y, sample_weight)
+        self._fit_arrays(X, y01, sample_weight)
+        self.classes_ = classes
+        return self
 
     def goes_left(self, X):
         """Whether each point goes to the left (better) child.
@@ -295,6 +309,42 @@ class BaseLeafRank(BaseEstimator):
         )
         return self._goes_left_arrays(X)
 
+    def predict(self, X):
+        """The positive class on the left (better) side, the negative elsewhere.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            ``classes_[1]`` where :meth:`goes_left` is True, else ``classes_[0]``.
+        """
+        check_is_fitted(self)
+        return self.classes_[self.goes_left(X).astype(np.intp)]
+
+    def score(self, X, y, sample_weight=None):
+        """Balanced accuracy of :meth:`predict`: ``(1 + TPR - FPR) / 2``.
+
+        The class-balanced criterion a LeafRank maximizes (local TPR minus
+        local FPR, up to an affine map), not the plain accuracy.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            True labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        score : float
+        """
+        return float(
+            balanced_accuracy_score(y, self.predict(X), sample_weight=sample_weight)
+        )
+
     def _validate_fit_input(self, X, y, sample_weight):
         X, y = validate_data(
             self,
@@ -304,9 +354,10 @@ class BaseLeafRank(BaseEstimator):
             dtype=np.float64,
             ensure_all_finite="allow-nan",
         )
-        y01, _ = check_bipartite_target(y)
-        sample_weight = check_sample_weight(sample_weight, X.shape[0])
-        return X, y01, sample_weight
+        y01, classes, sample_weight = check_training_target(
+            y, sample_weight, X.shape[0]
+        )
+        return X, y01, classes, sample_weight
 
     def _format_feature(self, index, feature_names):
         if feature_names is None:
@@ -385,6 +436,9 @@ class LeafRank(BaseLeafRank):
     feature_importances_ : ndarray of shape (n_features,)
         Criterion improvements of the inner tree's splits per feature,
         normalized.
+    classes_ : ndarray of shape (2,)
+        The labels, negative first: :meth:`predict` returns ``classes_[1]``
+        on the left side.
     n_features_in_ : int
         Number of features seen during fit.
 
@@ -462,6 +516,7 @@ class LeafRank(BaseLeafRank):
 
     def _fit_arrays(self, X, y01, sample_weight):
         self.n_features_in_ = X.shape[1]
+        self.classes_ = np.array([0, 1])
         rows = np.flatnonzero(sample_weight > 0)
         pos = y01[rows] == 1
         if not pos.any() or pos.all():
@@ -606,6 +661,9 @@ class ClassifierLeafRank(BaseLeafRank):
     feature_importances_ : ndarray of shape (n_features,)
         Normalized ``|coef_|`` for linear models, the estimator's own
         ``feature_importances_`` if it has some, else uniform.
+    classes_ : ndarray of shape (2,)
+        The labels, negative first: :meth:`predict` returns ``classes_[1]``
+        on the left side.
 
     Examples
     --------
@@ -637,6 +695,7 @@ class ClassifierLeafRank(BaseLeafRank):
 
     def _fit_arrays(self, X, y01, sample_weight):
         self.n_features_in_ = X.shape[1]
+        self.classes_ = np.array([0, 1])
         if not has_fit_parameter(self.estimator, "sample_weight"):
             raise ValueError(
                 f"estimator {type(self.estimator).__name__} does not accept "
