@@ -727,14 +727,14 @@ def _decode_calibration(model, description, arrays):
     )
     threshold = _number(description["calibration_threshold"], "calibration_threshold")
     model._calibration = MonotoneCalibration.from_arrays(levels, proba, threshold)
-    if threshold != _calibration_threshold(levels, proba):
-        raise ValueError("calibration_threshold does not match the calibration")
     if model.aggregation == "median":
         scores = -np.unique(model.consensus_).astype(np.float64)
         if not np.all(np.isin(levels, scores)):
             raise ValueError("a calibration level is not the score of a cell")
     elif np.any(levels < 0) or np.any(levels > 1 + 1e-12):
         raise ValueError("the calibration levels must be in [0, 1]")
+    if threshold != _calibration_threshold(levels, proba):
+        raise ValueError("calibration_threshold does not match the calibration")
 
 
 def _decode_training_data(model, arrays):

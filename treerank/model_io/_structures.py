@@ -309,7 +309,7 @@ def _linear_rule(rule):
         )
     estimator = rule.estimator_
     coef = np.asarray(estimator.coef_, dtype=np.float64)
-    if coef.shape[0] != 1:
+    if coef.ndim != 1 and coef.shape[0] != 1:  # RidgeClassifier: 1-D coef_
         raise ValueError("Only binary linear classifiers can be saved.")
     intercept = float(np.ravel(estimator.intercept_)[0])
     return (
