@@ -104,6 +104,19 @@ def test_treerank_round_trip_is_exact(tmp_path, data, params):
     )
 
 
+def test_split_on_missingness_round_trip(tmp_path):
+    """A rule 'x <= +inf' sends the non-missing values left: valid, and exact."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 2))
+    X[rng.random(400) < 0.5, 0] = np.nan
+    y = np.isnan(X[:, 0]) ^ (rng.random(400) < 0.1)
+    model = TreeRank(max_depth=2, leafrank=LeafRank(max_depth=1), random_state=0)
+    model.fit(X, y)
+    assert np.any(model.tree_.rules.threshold == np.inf)
+    save_model(model, tmp_path / "m.trk")
+    _same_predictions(model, load_model(tmp_path / "m.trk"), X)
+
+
 def test_penalty_pruning_really_pruned(data):
     """The penalty case above stores a subtree strictly smaller than the master."""
     X, y, _ = data
@@ -206,7 +219,7 @@ FOREST_PARAMS = {
         "leafrank": ClassifierLeafRank(LogisticRegression()),
         "max_features": None,
         "max_features_node": 2,
-        "max_depth": 3,
+        "max_depth": 2,
     },
 }
 
@@ -817,14 +830,14 @@ TAMPERING = {
         _array(
             "rule_threshold", lambda x, a: x.__setitem__(_first_rule_split(a), np.nan)
         ),
-        "rule_threshold holds NaN or infinity",
+        "rule_threshold holds values that are not finite or \\+inf",
     ),
-    "infinite threshold": (
+    "minus infinity threshold": (
         "tree",
         _array(
-            "rule_threshold", lambda x, a: x.__setitem__(_first_rule_split(a), np.inf)
+            "rule_threshold", lambda x, a: x.__setitem__(_first_rule_split(a), -np.inf)
         ),
-        "rule_threshold holds NaN or infinity",
+        "rule_threshold holds values that are not finite or \\+inf",
     ),
     "threshold at an inner leaf": (
         "tree",

@@ -65,6 +65,8 @@ RUNTIME_PARAMS = ("n_jobs", "verbose")
 #: allocated from it).
 MAX_FEATURES = 2**24
 
+# Mid-ranks and mean scores are in [0, 1] up to the rounding of their sums.
+_ROUNDING = 1e-9
 _CLASSES_DTYPE = re.compile(r"\|b1|[<>|][iu][1248]|[<>|]f[48]")
 _NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
 
@@ -634,12 +636,12 @@ def _decode_forest(description, arrays, runtime):
             "midranks",
             kinds="iuf",
             shape=(int(n_leaves.sum()),),
-            bounds=(0, 1),
+            bounds=(-_ROUNDING, 1 + _ROUNDING),
             dtype=np.float64,
         )
         cuts = np.cumsum(n_leaves)[:-1]
         model._midranks = np.split(midranks, cuts)
-        if any(np.any(np.diff(m) > 0) for m in model._midranks):
+        if any(np.any(np.diff(m) > _ROUNDING) for m in model._midranks):
             raise ValueError("midranks must not increase from a tree's best leaf")
     _decode_calibration(model, description, arrays)
     if _boolean(description["training_data"], "training_data"):
@@ -731,7 +733,7 @@ def _decode_calibration(model, description, arrays):
         scores = -np.unique(model.consensus_).astype(np.float64)
         if not np.all(np.isin(levels, scores)):
             raise ValueError("a calibration level is not the score of a cell")
-    elif np.any(levels < 0) or np.any(levels > 1 + 1e-12):
+    elif np.any(levels < -_ROUNDING) or np.any(levels > 1 + _ROUNDING):
         raise ValueError("the calibration levels must be in [0, 1]")
     if threshold != _calibration_threshold(levels, proba):
         raise ValueError("calibration_threshold does not match the calibration")

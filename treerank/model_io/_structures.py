@@ -23,8 +23,9 @@ that crashes, hangs or predicts differently:
   order; each rule is a proper binary tree over its range (children allocated
   in sibling pairs after their parent, as the engine does), no deeper than the
   LeafRank's ``max_depth``, splitting on existing features at finite
-  thresholds, with inner leaves on both sides of the master split and canonical
-  values (:data:`RULE_FIELDS`) in the fields a split or a leaf does not use;
+  thresholds (or ``+inf``: all non-missing values left), with inner leaves on
+  both sides of the master split and canonical values (:data:`RULE_FIELDS`)
+  in the fields a split or a leaf does not use;
 - linear rules: finite coefficients on the node's features (all, or a sorted
   draw of ``max_features_node`` of them), the complexity and gain that
   :class:`~treerank.ClassifierLeafRank` would have.
@@ -97,28 +98,30 @@ class RuleField(NamedTuple):
         The value every inner leaf holds (None: no constraint).
     at_splits : object or None
         The value every inner split holds (None: no constraint).
-    finite : bool
-        Whether NaN and infinity are refused.
+    finite : {"finite", "finite or +inf", None}
+        The values allowed: finite ones, also ``+inf`` (a threshold sending
+        every non-missing value left: the engine's split on missingness), or
+        any (None).
     """
 
     dtype: type
     kinds: str
     at_leaves: object
     at_splits: object
-    finite: bool
+    finite: str | None
 
 
 #: The arrays of the engine's rules (file name ``rule_<name>``): a new field of
 #: ``SplitRules`` (a keyword of its constructor) is one more entry here. The
 #: children and features are checked structurally by ``_check_engine_rules``.
 RULE_FIELDS = {
-    "feature": RuleField(np.int32, "iu", -1, None, False),
-    "threshold": RuleField(np.float64, "iuf", 0.0, None, True),
-    "missing_left": RuleField(np.bool_, "b", False, None, False),
-    "child_left": RuleField(np.int32, "iu", -1, None, False),
-    "child_right": RuleField(np.int32, "iu", -1, None, False),
-    "left_leaf": RuleField(np.bool_, "b", None, False, False),
-    "improvement": RuleField(np.float64, "iuf", 0.0, None, True),
+    "feature": RuleField(np.int32, "iu", -1, None, None),
+    "threshold": RuleField(np.float64, "iuf", 0.0, None, "finite or +inf"),
+    "missing_left": RuleField(np.bool_, "b", False, None, None),
+    "child_left": RuleField(np.int32, "iu", -1, None, None),
+    "child_right": RuleField(np.int32, "iu", -1, None, None),
+    "left_leaf": RuleField(np.bool_, "b", None, False, None),
+    "improvement": RuleField(np.float64, "iuf", 0.0, None, "finite"),
 }
 
 
@@ -570,7 +573,8 @@ def _unpack_engine(arrays, trees, split, owner, expect):
         fields[name] = check_array(
             arrays, "rule_" + name, kinds=field.kinds, shape=(None,), dtype=field.dtype
         )
-    n_rule_nodes = fields["feature"].shape[0]
+    lengths = [array.shape[0] for array in fields.values()]
+    n_rule_nodes = max(set(lengths), key=lengths.count)  # the odd one is named
     for name, array in fields.items():
         if array.shape != (n_rule_nodes,):
             raise ValueError(
@@ -668,8 +672,15 @@ def _check_engine_rules(fields, first, last, expect):
         )
     for name, field in RULE_FIELDS.items():
         values = fields[name]
-        if field.finite and not np.all(np.isfinite(values)):
-            raise ValueError(f"the array rule_{name} holds NaN or infinity")
+        if field.finite is not None:
+            allowed = np.isfinite(values)
+            if field.finite == "finite or +inf":
+                allowed |= values == np.inf
+            if not np.all(allowed):
+                raise ValueError(
+                    f"the array rule_{name} holds values that are not "
+                    f"{field.finite} (NaN or infinity)"
+                )
         for mask, value, where in (
             (~split, field.at_leaves, "inner leaves"),
             (split, field.at_splits, "splits"),

@@ -36,7 +36,6 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.metrics import balanced_accuracy_score
 from sklearn.utils import check_random_state, get_tags
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
@@ -48,7 +47,7 @@ from treerank.utils._sklearn_compat import (
     StrOptions,
     validate_data,
 )
-from treerank.utils.validation import check_training_target
+from treerank.utils.validation import check_sample_weight, check_training_target
 
 __all__ = [
     "BaseLeafRank",
@@ -328,22 +327,38 @@ class BaseLeafRank(ClassifierMixin, BaseEstimator):
         """Balanced accuracy of :meth:`predict`: ``(1 + TPR - FPR) / 2``.
 
         The class-balanced criterion a LeafRank maximizes (local TPR minus
-        local FPR, up to an affine map), not the plain accuracy.
+        local FPR, up to an affine map), not the plain accuracy. With a
+        single class in ``y``, the rate of that class.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
-            True labels.
+            True labels, among ``classes_``.
         sample_weight : array-like of shape (n_samples,), default=None
 
         Returns
         -------
         score : float
         """
-        return float(
-            balanced_accuracy_score(y, self.predict(X), sample_weight=sample_weight)
-        )
+        check_is_fitted(self)
+        left = self.goes_left(X)
+        y = np.asarray(y).ravel()
+        if y.shape != left.shape:
+            raise ValueError(f"y has {y.shape[0]} labels for {left.shape[0]} rows.")
+        if not np.all(np.isin(y, self.classes_)):
+            raise ValueError(
+                f"y holds labels other than the classes {self.classes_.tolist()}."
+            )
+        weight = check_sample_weight(sample_weight, y.shape[0])
+        is_positive = y == self.classes_[1]
+        rates = []  # the true positive and true negative rates
+        for rows, side in ((is_positive, True), (~is_positive, False)):
+            if weight[rows].sum() > 0:
+                rates.append(np.average(left[rows] == side, weights=weight[rows]))
+        if not rates:
+            raise ValueError("sample_weight is all zero: the score is undefined.")
+        return float(np.mean(rates))
 
     def _validate_fit_input(self, X, y, sample_weight):
         X, y = validate_data(
