@@ -11,6 +11,7 @@ import hashlib
 import itertools
 import json
 import pickle
+import re
 import struct
 import zipfile
 
@@ -1115,6 +1116,25 @@ def test_hand_edited_member_is_refused(tmp_path, files):
     members["model.json"] = json.dumps(description).encode()
     _write_sealed(tmp_path / "m.trk", members)
     with pytest.raises(ModelFileError, match="has been modified or corrupted"):
+        load_model(tmp_path / "m.trk")
+
+
+def test_nan_class_label_is_refused(tmp_path, files):
+    """``"classes": [NaN, 1]`` (issue 15) is not even JSON for the reader."""
+    with zipfile.ZipFile(files["tree"]) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    text = members["model.json"].decode()
+    edited = re.sub(r'"classes": \[[^]]*\]', '"classes": [NaN, 1]', text)
+    assert edited != text
+    members["model.json"] = edited.encode()
+    manifest = json.loads(members["manifest.json"])
+    manifest["members"]["model.json"] = {
+        "size": len(members["model.json"]),
+        "sha256": hashlib.sha256(members["model.json"]).hexdigest(),
+    }
+    members["manifest.json"] = json.dumps(manifest).encode()
+    _write_sealed(tmp_path / "m.trk", members)
+    with pytest.raises(ModelFileError, match=r"model\.json is not valid JSON"):
         load_model(tmp_path / "m.trk")
 
 
