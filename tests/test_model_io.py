@@ -60,10 +60,11 @@ TREE_PARAMS = {
         "max_features_node": 2,
         "leafrank": LeafRank(max_depth=2, max_features=1),
     },
-    "logistic": {"leafrank": ClassifierLeafRank(LogisticRegression())},
+    "logistic": {"leafrank": ClassifierLeafRank(LogisticRegression()), "max_depth": 3},
     "linear-svc-fr1": {
         "leafrank": ClassifierLeafRank(LinearSVC(), random_state=3),
         "max_features_node": 3,
+        "max_depth": 3,
     },
     "pruned": {"ccp_alpha": 0.005},
     "cv": {"pruning": "cv", "cv": 3},
