@@ -630,6 +630,15 @@ def _rule_leaf(arrays):
     return int(np.flatnonzero(arrays["rule_child_left"] < 0)[0])
 
 
+def _swap_rule_root_children(description, arrays):
+    """Children after their parent, one parent each, but not a sibling pair."""
+    root = _first_rule_split(arrays)
+    left = arrays["rule_child_left"].astype(np.int64)
+    right = arrays["rule_child_right"].astype(np.int64)
+    left[root], right[root] = right[root], left[root]
+    arrays["rule_child_left"], arrays["rule_child_right"] = left, right
+
+
 def _all_left(array, arrays):
     start, stop = arrays["rule_start"][0], arrays["rule_stop"][0]
     leaves = np.flatnonzero(arrays["rule_child_left"][start:stop] < 0) + start
@@ -870,8 +879,8 @@ TAMPERING = {
     ),
     "rule children not siblings": (
         "tree",
-        _array("rule_child_right", lambda x, a: x.__setitem__(0, x[0] + 1)),
-        "out of range|consecutive|exactly one parent",
+        _swap_rule_root_children,
+        "the children of a split must be consecutive",
     ),
     "rule leaf as root": (
         "tree",
@@ -879,7 +888,7 @@ TAMPERING = {
             a.__setitem__(name, np.where(np.arange(len(a[name])) == 0, -1, a[name]))
             for name in ("rule_child_left", "rule_child_right", "rule_feature")
         ],
-        "one parent|root must be a split",
+        "rule: every node but the root must have exactly one parent",
     ),
     "rule ranges overlap": (
         "tree",

@@ -946,6 +946,6 @@ def load_model(path, *, with_metadata=False, n_jobs=None, max_bytes=DEFAULT_MAX_
             str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
         )
         raise ModelFileError(
-            f"{path} describes an inconsistent model: {detail[:500]}."
+            f"{path} describes an inconsistent model: {detail[:500].rstrip('.')}."
         ) from None
     return (model, metadata) if with_metadata else model
