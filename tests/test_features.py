@@ -75,9 +75,7 @@ def test_categorical_indices_names_and_masks_agree():
         codes.to_numpy(), y
     )
     by_name = TreeRank(categorical_features=["city"], random_state=0).fit(codes, y)
-    by_mask = TreeRank(categorical_features=[True, False], random_state=0).fit(
-        codes, y
-    )
+    by_mask = TreeRank(categorical_features=[True, False], random_state=0).fit(codes, y)
     expected = by_index.decision_function(codes.to_numpy())
     np.testing.assert_array_equal(by_name.decision_function(codes), expected)
     np.testing.assert_array_equal(by_mask.decision_function(codes), expected)
@@ -89,7 +87,7 @@ def test_categorical_indices_names_and_masks_agree():
         (["nope"], "unknown features"),
         ([5], "out of"),
         ([True], "1 booleans for 2 features"),
-        ("everything", "'from_dtype', None"),
+        ("everything", "among {'from_dtype'}"),
     ],
 )
 def test_bad_categorical_features(spec, match):
@@ -102,7 +100,7 @@ def test_too_many_categories_are_refused_by_name():
     rng = np.random.default_rng(0)
     X = pd.DataFrame({"id": [f"c{i}" for i in rng.integers(0, 400, 1000)]})
     y = rng.integers(0, 2, 1000)
-    with pytest.raises(ValueError, match="'id' has .* categories; at most 255"):
+    with pytest.raises(ValueError, match=r"'id' has .* categories; at most 255"):
         TreeRank().fit(X, y)
 
 
@@ -214,7 +212,9 @@ def test_monotonic_constraints_bind():
     a = TreeRank(monotonic_cst=cst, random_state=0).fit(frame, y)
     b = TreeRank(monotonic_cst=as_dict, random_state=0).fit(frame, y)
     probe = pd.DataFrame(points, columns=frame.columns)
-    np.testing.assert_array_equal(a.decision_function(probe), b.decision_function(probe))
+    np.testing.assert_array_equal(
+        a.decision_function(probe), b.decision_function(probe)
+    )
 
 
 def test_bad_monotonic_cst():

@@ -1,49 +1,79 @@
-"""Model files: exact round trips, refusal of corrupted or edited files."""
+"""Model files: exact round trips, lean content, refusal of inconsistent models.
 
+The archive layer (digests, sizes, zip bombs) is tested in
+``test_model_file_fuzz.py``; here a file's *content* is edited with valid
+digests (read, edit, write again), as someone who recomputes them would, and
+every inconsistency must be refused with a message naming the problem.
+"""
+
+import copy
 import hashlib
+import itertools
 import json
 import pickle
+import re
 import struct
 import zipfile
 
 import numpy as np
 import pytest
-from sklearn.linear_model import LogisticRegression
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.linear_model import LogisticRegression, RidgeClassifierCV
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.svm import LinearSVC
+from sklearn.utils import get_tags
 
-from treerank import ClassifierLeafRank, LeafRank, TreeRank
+from treerank import ClassifierLeafRank, LeafRank, RankingForest, TreeRank
+from treerank.base import MonotoneCalibration
 from treerank.datasets import GaussianMeanShift, make_nested_squares
 from treerank.exceptions import ModelFileError
-from treerank.model_io import load_model, save_model
+from treerank.model_io import _api, _structures, load_model, save_model
+from treerank.model_io._archive import read_archive, write_archive
+
+PROPERTY = settings(max_examples=60, derandomize=True, deadline=None, database=None)
 
 
 @pytest.fixture(scope="module")
 def data():
     X, y = GaussianMeanShift(n_features=4).sample(800, random_state=0)
     X_new, _ = GaussianMeanShift(n_features=4).sample(3000, random_state=1)
+    X_new[::11, 1] = np.nan  # missing values follow each split's direction
     return X, y, X_new
 
 
 def _same_predictions(a, b, X):
+    if not get_tags(a).input_tags.allow_nan:  # a linear splitter refuses NaN
+        X = X[~np.isnan(X).any(axis=1)]
     np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
     np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
     np.testing.assert_array_equal(a.predict(X), b.predict(X))
     np.testing.assert_array_equal(a.apply(X), b.apply(X))
 
 
-@pytest.mark.parametrize(
-    "params",
-    [
-        {},
-        {"max_features_node": 2, "leafrank": LeafRank(max_depth=2, max_features=1)},
-        {"leafrank": ClassifierLeafRank(LogisticRegression())},
-        {"leafrank": ClassifierLeafRank(LinearSVC())},
-        {"ccp_alpha": 0.005},
-        {"pruning": "cv", "cv": 3},
-    ],
-    ids=["default", "fr1-fr2", "logistic", "linear-svc", "pruned", "cv"],
-)
+# ----------------------------------------------------------------------
+# exact round trips
+# ----------------------------------------------------------------------
+TREE_PARAMS = {
+    "default": {},
+    "fr1-fr2": {
+        "max_features_node": 2,
+        "leafrank": LeafRank(max_depth=2, max_features=1),
+    },
+    "logistic": {"leafrank": ClassifierLeafRank(LogisticRegression()), "max_depth": 3},
+    "linear-svc-fr1": {
+        "leafrank": ClassifierLeafRank(LinearSVC(), random_state=3),
+        "max_features_node": 3,
+        "max_depth": 3,
+    },
+    "pruned": {"ccp_alpha": 0.005},
+    "cv": {"pruning": "cv", "cv": 3},
+    "penalty": {"pruning": "penalty", "penalty_scale": 0.01},
+    "youden-deep": {"max_depth": None, "leafrank": LeafRank(criterion="youden")},
+}
+
+
+@pytest.mark.parametrize("params", TREE_PARAMS.values(), ids=list(TREE_PARAMS))
 def test_treerank_round_trip_is_exact(tmp_path, data, params):
     X, y, X_new = data
     model = TreeRank(random_state=0, **params).fit(X, y)
@@ -54,15 +84,21 @@ def test_treerank_round_trip_is_exact(tmp_path, data, params):
     assert loaded.get_params(deep=False).keys() == model.get_params(deep=False).keys()
     assert loaded.n_leaves_ == model.n_leaves_
     assert loaded.tree_.auc() == model.tree_.auc()
+    assert loaded.ccp_alpha_ == model.ccp_alpha_
+    np.testing.assert_array_equal(loaded.leaf_proba_, model.leaf_proba_)
     np.testing.assert_array_equal(
         loaded.feature_importances_, model.feature_importances_
     )
+    if hasattr(model, "cv_results_"):
+        for key, value in model.cv_results_.items():
+            np.testing.assert_array_equal(loaded.cv_results_[key], value)
     # rules describe themselves identically
     for original, frozen in zip(model.tree_.leafranks, loaded.tree_.leafranks):
         if original is not None:
             assert frozen.describe() == original.describe()
     # the master tree is kept: pruning again works after loading
-    lam = model.cost_complexity_pruning_path().ccp_alphas[1]
+    path_alphas = model.cost_complexity_pruning_path().ccp_alphas
+    lam = path_alphas[min(1, len(path_alphas) - 1)]
     _same_predictions(model.prune(lam), loaded.prune(lam), X_new)
     # a loaded model can be refitted, into the model it was saved from
     _same_predictions(
@@ -70,16 +106,66 @@ def test_treerank_round_trip_is_exact(tmp_path, data, params):
     )
 
 
+def test_split_on_missingness_round_trip(tmp_path):
+    """A rule 'x <= +inf' sends the non-missing values left: valid, and exact."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 2))
+    X[rng.random(400) < 0.5, 0] = np.nan
+    y = np.isnan(X[:, 0]) ^ (rng.random(400) < 0.1)
+    model = TreeRank(max_depth=2, leafrank=LeafRank(max_depth=1), random_state=0)
+    model.fit(X, y)
+    assert np.any(model.tree_.rules.threshold == np.inf)
+    save_model(model, tmp_path / "m.trk")
+    _same_predictions(model, load_model(tmp_path / "m.trk"), X)
+
+
+def test_penalty_pruning_really_pruned(data):
+    """The penalty case above stores a subtree strictly smaller than the master."""
+    X, y, _ = data
+    model = TreeRank(random_state=0, **TREE_PARAMS["penalty"]).fit(X, y)
+    assert 1 < model.n_leaves_ < model.full_tree_.n_leaves
+
+
 def test_feature_names_and_labels_survive(tmp_path):
     pd = pytest.importorskip("pandas")
     X, y = make_nested_squares(400, random_state=0)
     frame = pd.DataFrame(X, columns=["width", "height"])
-    model = TreeRank(random_state=0).fit(frame, np.where(y == 1, 7, -3))
+    for labels in [np.where(y == 1, 7, -3), y == 1, np.where(y == 1, 2.5, -0.5)]:
+        model = TreeRank(random_state=0).fit(frame, labels)
+        save_model(model, tmp_path / "m.trk")
+        loaded = load_model(tmp_path / "m.trk")
+        assert list(loaded.feature_names_in_) == ["width", "height"]
+        assert loaded.classes_.dtype == model.classes_.dtype
+        np.testing.assert_array_equal(loaded.classes_, model.classes_)
+        np.testing.assert_array_equal(loaded.predict(frame), model.predict(frame))
+
+
+def test_parameters_that_are_not_plain_values(tmp_path, data):
+    """Lists and infinite floats are stored; other objects take their defaults."""
+    X, y, X_new = data
+    model = TreeRank(
+        random_state=np.random.RandomState(0),
+        leafrank=ClassifierLeafRank(RidgeClassifierCV(alphas=[0.1, 1.0])),
+        max_depth=2,
+    ).fit(X, y)
     save_model(model, tmp_path / "m.trk")
+    description, _ = read_archive(tmp_path / "m.trk")
+    assert description["params_not_saved"] == ["random_state"]
     loaded = load_model(tmp_path / "m.trk")
-    assert list(loaded.feature_names_in_) == ["width", "height"]
-    np.testing.assert_array_equal(loaded.classes_, [-3, 7])
-    np.testing.assert_array_equal(loaded.predict(frame), model.predict(frame))
+    assert loaded.random_state is None
+    assert loaded.leafrank.estimator.alphas == [0.1, 1.0]
+    _same_predictions(model, loaded, X_new)
+    unbounded = TreeRank(
+        leafrank=ClassifierLeafRank(LogisticRegression(C=np.inf)), max_depth=2
+    ).fit(X, y)
+    save_model(unbounded, tmp_path / "inf.trk")
+    description, _ = read_archive(tmp_path / "inf.trk")
+    assert description["params"]["leafrank"]["estimator"]["params"]["C"] == {
+        "float": "inf"
+    }
+    loaded = load_model(tmp_path / "inf.trk")
+    assert loaded.leafrank.estimator.C == np.inf
+    _same_predictions(unbounded, loaded, X_new)
 
 
 def test_unsupported_models_are_refused(tmp_path, data):
@@ -91,7 +177,29 @@ def test_unsupported_models_are_refused(tmp_path, data):
         save_model(TreeRank(), tmp_path / "x.trk")
     with pytest.raises(ValueError, match="supports treerank's TreeRank"):
         save_model(LogisticRegression().fit(X, y), tmp_path / "x.trk")
+    with pytest.raises(ValueError, match="include_training_data must be a bool"):
+        save_model(
+            TreeRank(max_depth=1).fit(X, y),
+            tmp_path / "x.trk",
+            include_training_data="yes",
+        )
     assert not (tmp_path / "x.trk").exists()
+
+
+def test_a_model_whose_parameters_changed_after_fit_is_not_saved(tmp_path, data):
+    """save_model checks what it writes as load_model would: no unloadable file."""
+    X, y, _ = data
+    tree = TreeRank(random_state=0).fit(X, y)
+    tree.set_params(max_depth=1)
+    with pytest.raises(ValueError, match="deeper than max_depth=1"):
+        save_model(tree, tmp_path / "x.trk")
+    forest = RankingForest(n_estimators=3, random_state=0).fit(X, y)
+    forest.set_params(n_estimators=4)
+    with pytest.raises(ValueError, match="n_estimators=4 but the file holds 3"):
+        save_model(forest, tmp_path / "x.trk")
+    assert not (tmp_path / "x.trk").exists()
+    forest.set_params(n_estimators=3, n_jobs=2, verbose=1)  # runtime: fine
+    save_model(forest, tmp_path / "x.trk")
 
 
 def test_existing_file_is_not_overwritten_when_asked(tmp_path, data):
@@ -104,12 +212,908 @@ def test_existing_file_is_not_overwritten_when_asked(tmp_path, data):
     assert path.read_text() == "keep me"
 
 
-def _write_sealed(path, members):
-    """Rewrite a model file from its members, with a recomputed file digest.
+FOREST_PARAMS = {
+    "median": {"aggregation": "median", "ccp_alpha": 0.002},
+    "mean": {"aggregation": "mean"},
+    "borda": {"aggregation": "borda", "max_depth": None},
+    "subsample": {"bootstrap": False, "max_samples": 0.5},
+    "linear": {
+        "leafrank": ClassifierLeafRank(LogisticRegression()),
+        "max_features": None,
+        "max_features_node": 2,
+        "max_depth": 2,
+    },
+}
 
-    The digest at the end of the file catches any damage first; the tests of
-    the member checks recompute it, as someone editing the file would.
+
+@pytest.mark.parametrize("params", FOREST_PARAMS.values(), ids=list(FOREST_PARAMS))
+def test_forest_round_trip_is_exact(tmp_path, data, params):
+    X, y, X_new = data
+    forest = RankingForest(n_estimators=6, random_state=0, **params).fit(X, y)
+    path = tmp_path / "forest.trk"
+    save_model(forest, path)
+    loaded = load_model(path)
+    _same_predictions(forest, loaded, X_new)
+    assert loaded.oob_score_ == forest.oob_score_
+    assert loaded.consensus_objective_ == forest.consensus_objective_
+    assert loaded.borda_objective_ == forest.borda_objective_
+    assert loaded.n_cells_ == forest.n_cells_
+    np.testing.assert_array_equal(
+        loaded.feature_importances_, forest.feature_importances_
+    )
+    for a, b in zip(loaded.estimators_, forest.estimators_):
+        np.testing.assert_array_equal(a.tree_.children_left, b.tree_.children_left)
+        np.testing.assert_array_equal(a.leaf_proba_, b.leaf_proba_)
+    # the per-training-row arrays are not in the file
+    assert loaded.estimators_samples_ is None
+    assert loaded.oob_decision_function_ is None
+    # and the loaded forest can be refitted like any estimator
+    _same_predictions(
+        loaded.fit(X, y),
+        RankingForest(n_estimators=6, random_state=0, **params).fit(X, y),
+        X_new,
+    )
+
+
+def test_training_data_is_kept_when_asked(tmp_path, data):
+    X, y, X_new = data
+    forest = RankingForest(n_estimators=4, random_state=0).fit(X, y)
+    save_model(forest, tmp_path / "f.trk", include_training_data=True)
+    loaded = load_model(tmp_path / "f.trk")
+    np.testing.assert_array_equal(
+        loaded.estimators_samples_, forest.estimators_samples_
+    )
+    assert loaded.estimators_samples_.dtype == forest.estimators_samples_.dtype
+    np.testing.assert_array_equal(
+        loaded.oob_decision_function_, forest.oob_decision_function_
+    )
+    _same_predictions(forest, loaded, X_new)
+
+
+def test_runtime_settings_are_not_taken_from_the_file(tmp_path, data):
+    X, y, _ = data
+    forest = RankingForest(n_estimators=3, n_jobs=3, verbose=2, random_state=0)
+    save_model(forest.fit(X, y), tmp_path / "f.trk")
+    description, _ = read_archive(tmp_path / "f.trk")
+    assert "n_jobs" not in description["params"]
+    assert "verbose" not in description["params"]
+    loaded = load_model(tmp_path / "f.trk")
+    assert loaded.n_jobs is None and loaded.verbose == 0
+    assert load_model(tmp_path / "f.trk", n_jobs=2).n_jobs == 2
+    with pytest.raises(ValueError, match="n_jobs must be an int or None"):
+        load_model(tmp_path / "f.trk", n_jobs="all")
+    # a file asking for threads is refused, not obeyed
+    path = _edited(
+        tmp_path, tmp_path / "f.trk", lambda d, a: d["params"].update(n_jobs=400)
+    )
+    with pytest.raises(ModelFileError, match="n_jobs, a runtime setting"):
+        load_model(path)
+
+
+def test_metadata_round_trip(tmp_path, data):
+    X, y, _ = data
+    model = TreeRank(max_depth=1).fit(X, y)
+    save_model(model, tmp_path / "m.trk", metadata={"columns": ["a", "b"]})
+    _, metadata = load_model(tmp_path / "m.trk", with_metadata=True)
+    assert metadata == {"columns": ["a", "b"]}
+    with pytest.raises(ValueError, match="JSON-serializable"):
+        save_model(model, tmp_path / "n.trk", metadata={"x": float("nan")})
+
+
+def test_pickle_and_joblib_still_work(tmp_path, data):
+    import joblib
+
+    X, y, X_new = data
+    model = TreeRank(random_state=0).fit(X, y)
+    joblib.dump(model, tmp_path / "m.joblib")
+    _same_predictions(model, joblib.load(tmp_path / "m.joblib"), X_new)
+    _same_predictions(model, pickle.loads(pickle.dumps(model)), X_new)
+
+
+# ----------------------------------------------------------------------
+# lean files
+# ----------------------------------------------------------------------
+@pytest.mark.parametrize("aggregation", ["median", "mean", "borda"])
+def test_no_array_has_one_entry_per_training_row(tmp_path, aggregation):
+    n_samples = 1013
+    X, y = GaussianMeanShift(n_features=3).sample(n_samples, random_state=0)
+    X = np.round(X, 1)  # duplicated rows: fewer cells than rows
+    forest = RankingForest(n_estimators=4, aggregation=aggregation, random_state=0).fit(
+        X, y
+    )
+    if aggregation == "median":
+        assert forest.n_cells_ < n_samples  # the cells are not the rows
+    save_model(forest, tmp_path / "f.trk")
+    _, arrays = read_archive(tmp_path / "f.trk")
+    for name, array in arrays.items():
+        assert n_samples not in array.shape, name
+    save_model(forest, tmp_path / "g.trk", include_training_data=True)
+    _, arrays = read_archive(tmp_path / "g.trk")
+    assert arrays["estimators_samples"].shape == (4, n_samples)
+    assert arrays["oob_decision_function"].shape == (n_samples,)
+
+
+@pytest.mark.parametrize("aggregation", ["median", "mean", "borda"])
+def test_file_size_does_not_grow_with_training_rows(tmp_path, aggregation):
+    """Trees of bounded size: 16x more rows, the same file size (within 20%)."""
+    sizes = []
+    for n_samples in (1000, 16000):
+        X, y = make_nested_squares(n_samples, random_state=0)
+        forest = RankingForest(
+            n_estimators=10,
+            aggregation=aggregation,
+            max_depth=3,
+            leafrank=LeafRank(max_depth=2, min_samples_leaf=5),
+            random_state=0,
+        ).fit(X, y)
+        save_model(forest, tmp_path / "f.trk")
+        sizes.append((tmp_path / "f.trk").stat().st_size)
+    assert sizes[1] < 1.2 * sizes[0], sizes
+
+
+@PROPERTY
+@given(
+    scores=st.lists(st.integers(-20, 20), min_size=1, max_size=60),
+    labels=st.lists(st.booleans(), min_size=60, max_size=60),
+    weights=st.lists(st.sampled_from([0.5, 1.0, 3.0]), min_size=60, max_size=60),
+    scale=st.sampled_from([1.0, 0.1, 1e-3]),
+)
+def test_compact_calibration_predicts_identically(scores, labels, weights, scale):
+    scores = np.asarray(scores) * scale
+    n = scores.shape[0]
+    y01, w = np.asarray(labels[:n], dtype=float), np.asarray(weights[:n])
+    calibration = MonotoneCalibration(scores, y01, w)
+    levels, proba = _api._compact_calibration(calibration)
+    assert levels.shape[0] <= 2 * np.unique(calibration.proba_).shape[0]
+    compact = MonotoneCalibration.from_arrays(levels, proba, calibration.threshold_)
+    assert _api._calibration_threshold(levels, proba) == calibration.threshold_
+    full = calibration.levels_
+    cuts = 0.5 * (full[1:] + full[:-1])
+    queries = np.concatenate(
+        [
+            full,
+            cuts,
+            np.nextafter(cuts, np.inf),
+            np.nextafter(cuts, -np.inf),
+            [-np.inf, np.inf, full[0] - 1, full[-1] + 1],
+        ]
+    )
+    np.testing.assert_array_equal(
+        compact.predict_proba(queries), calibration.predict_proba(queries)
+    )
+
+
+def test_compact_calibration_of_a_forest_is_small(data):
+    X, y, _ = data
+    forest = RankingForest(n_estimators=6, aggregation="mean", random_state=0)
+    calibration = forest.fit(X, y)._calibration
+    levels, _ = _api._compact_calibration(calibration)
+    assert levels.shape[0] < calibration.levels_.shape[0] / 5
+
+
+@PROPERTY
+@given(
+    values=st.lists(
+        st.one_of(
+            st.integers(-(2**40), 2**40).map(float),
+            st.floats(allow_nan=True, allow_infinity=True, width=32),
+            st.floats(allow_nan=False, allow_infinity=True),
+            st.sampled_from([0.0, -0.0, 0.5, 1e39]),
+        ),
+        min_size=1,
+        max_size=20,
+    )
+)
+def test_narrow_is_exact(values):
+    array = np.asarray(values, dtype=np.float64)
+    stored = _structures.narrow(array)
+    back = stored.astype(np.float64)
+    nan = np.isnan(array)
+    np.testing.assert_array_equal(np.isnan(back), nan)
+    np.testing.assert_array_equal(back[~nan].view(np.int64), array[~nan].view(np.int64))
+    integers = np.asarray([int(v) for v in array[~nan & np.isfinite(array)]])
+    if integers.size and np.abs(integers).max() < 2**62:
+        np.testing.assert_array_equal(_structures.narrow(integers), integers)
+
+
+# ----------------------------------------------------------------------
+# the tree validators against brute force
+# ----------------------------------------------------------------------
+def _random_tree(rng, n_splits):
+    """Children arrays of a random binary tree numbered in preorder."""
+    left, right = [], []
+
+    def grow(budget):
+        node = len(left)
+        left.append(-1)
+        right.append(-1)
+        if budget[0] > 0 and rng.random() < 0.7:
+            budget[0] -= 1
+            left[node] = grow(budget)
+            right[node] = grow(budget)
+        return node
+
+    grow([n_splits])
+    return np.array(left), np.array(right)
+
+
+def _renumber(left, right, order):
+    """The same tree with node i renamed order[i]."""
+    new_left, new_right = np.full_like(left, -1), np.full_like(right, -1)
+    split = left >= 0
+    new_left[order[split]] = order[left[split]]
+    new_right[order[split]] = order[right[split]]
+    return new_left, new_right
+
+
+def _walk(left, right):
+    """Preorder walk from node 0: (nodes visited, depth, subtree end) or None."""
+    n = left.shape[0]
+    visited, depth, ends = [], {}, {}
+
+    def visit(node, d):
+        if not 0 <= node < n or node in depth or len(visited) > n:
+            raise ValueError
+        visited.append(node)
+        depth[node] = d
+        if (left[node] < 0) != (right[node] < 0) or left[node] < -1:
+            raise ValueError
+        if left[node] >= 0:
+            visit(left[node], d + 1)
+            visit(right[node], d + 1)
+        ends[node] = len(visited)
+
+    try:
+        visit(0, 0)
+    except (ValueError, RecursionError):
+        return None
+    if sorted(visited) != list(range(n)):
+        return None
+    return visited, depth, ends
+
+
+@PROPERTY
+@given(seed=st.integers(0, 2**31), n_trees=st.integers(1, 4), kind=st.integers(0, 3))
+def test_validators_agree_with_brute_force(seed, n_trees, kind):
+    """Accepted exactly when a recursive walk sees binary trees in preorder."""
+    rng = np.random.default_rng(seed)
+    lefts, rights, walks = [], [], []
+    for _ in range(n_trees):
+        left, right = _random_tree(rng, int(rng.integers(0, 12)))
+        n = left.shape[0]
+        split = np.flatnonzero(left >= 0)
+        if kind == 1 and n > 1:  # another numbering, root kept first
+            order = np.concatenate([[0], 1 + rng.permutation(n - 1)])
+            left, right = _renumber(left, right, order)
+        elif kind == 2 and split.shape[0]:  # swap the children of one split
+            node = rng.choice(split)
+            left[node], right[node] = right[node], left[node]
+        elif kind == 3:  # point one entry anywhere
+            array = left if rng.random() < 0.5 else right
+            array[rng.integers(n)] = rng.integers(-2, n + 1)
+        lefts.append(left)
+        rights.append(right)
+        walks.append(_walk(left, right))
+    expected = all(w is not None and w[0] == sorted(w[0]) for w in walks)
+    left, right = np.concatenate(lefts), np.concatenate(rights)
+    offsets = np.concatenate([[0], np.cumsum([len(a) for a in lefts])])
+    owner, base, size, local = _structures._segments(offsets)
+    try:
+        parent = _structures._check_children(left, right, base, size, local, "tree")
+        _structures._check_preorder(left, right, owner, local, size, "tree")
+    except ValueError:
+        assert not expected
+        return
+    assert expected
+    depth = _structures._depths(parent)
+    for t, (_, depths, ends) in enumerate(walks):
+        a, b = offsets[t], offsets[t + 1]
+        np.testing.assert_array_equal(depth[a:b], [depths[v] for v in range(b - a)])
+        np.testing.assert_array_equal(
+            _structures.subtree_ends(lefts[t], rights[t]),
+            [ends[v] for v in range(b - a)],
+        )
+
+
+# ----------------------------------------------------------------------
+# inconsistent content with valid digests: refused, naming the problem
+# ----------------------------------------------------------------------
+def _edited(tmp_path, source, edit, name="edited.trk"):
+    """Read a model file, edit its description and arrays, write it again.
+
+    The writer recomputes every digest: only the model's consistency checks
+    stand between the edit and a loaded model.
     """
+    description, arrays = read_archive(source)
+    arrays = {k: np.array(v) for k, v in arrays.items()}
+    edit(description, arrays)
+    path = tmp_path / name
+    write_archive(path, description, arrays)
+    return path
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory, data):
+    X, y, _ = data
+    directory = tmp_path_factory.mktemp("files")
+    models = {
+        "tree": TreeRank(random_state=0),
+        "linear": TreeRank(
+            max_depth=3,
+            max_features_node=2,
+            leafrank=ClassifierLeafRank(LogisticRegression()),
+            random_state=0,
+        ),
+        "penalty": TreeRank(pruning="penalty", penalty_scale=0.01, random_state=0),
+        "cv": TreeRank(pruning="cv", cv=3, random_state=0),
+        "median": RankingForest(n_estimators=4, random_state=0),
+        "borda": RankingForest(n_estimators=4, aggregation="borda", random_state=0),
+    }
+    paths = {}
+    for name, model in models.items():
+        paths[name] = directory / f"{name}.trk"
+        save_model(model.fit(X, y), paths[name])
+    paths["training"] = directory / "training.trk"
+    save_model(models["median"], paths["training"], include_training_data=True)
+    return paths
+
+
+def _leafrank(**changes):
+    """The saved form of a LeafRank parameter."""
+    params = {
+        "criterion": "gini",
+        "max_bins": 255,
+        "max_depth": 3,
+        "max_features": None,
+        "min_samples_leaf": 50,
+        "random_state": None,
+    }
+    return {"class": "LeafRank", "params": {**params, **changes}}
+
+
+def _set(key, value):
+    def edit(description, arrays):
+        description[key] = value
+
+    return edit
+
+
+def _param(key, value):
+    def edit(description, arrays):
+        description["params"][key] = value
+
+    return edit
+
+
+def _array(name, change):
+    def edit(description, arrays):
+        array = arrays[name].astype(
+            np.float64 if arrays[name].dtype.kind == "f" else arrays[name].dtype
+        )
+        if array.dtype.kind in "iu":
+            array = array.astype(np.int64)
+        result = change(array, arrays)
+        arrays[name] = array if result is None else result
+
+    return edit
+
+
+def _first_split_with_leaf_children(arrays):
+    left, right = arrays["children_left"], arrays["children_right"]
+    for node in np.flatnonzero(left >= 0):
+        if left[left[node]] < 0 and left[right[node]] < 0:
+            return node
+    raise AssertionError("no such split")
+
+
+def _swap_leaf_counts(description, arrays):
+    """Swap the counts of two sibling leaves: sums kept, the worse one left."""
+    node = _first_split_with_leaf_children(arrays)
+    a, b = arrays["children_left"][node], arrays["children_right"][node]
+    for name in ("n_pos", "n_neg"):
+        counts = arrays[name].astype(np.float64)
+        counts[[a, b]] = counts[[b, a]]
+        arrays[name] = counts
+
+
+def _two_parents(array, arrays):
+    right = array
+    internal = np.flatnonzero(arrays["children_left"] >= 0)
+    right[0] = right[internal[1]]
+
+
+def _first_rule_split(arrays):
+    return int(arrays["rule_start"][0])
+
+
+def _rule_leaf(arrays):
+    return int(np.flatnonzero(arrays["rule_child_left"] < 0)[0])
+
+
+def _swap_rule_root_children(description, arrays):
+    """Children after their parent, one parent each, but not a sibling pair."""
+    root = _first_rule_split(arrays)
+    left = arrays["rule_child_left"].astype(np.int64)
+    right = arrays["rule_child_right"].astype(np.int64)
+    left[root], right[root] = right[root], left[root]
+    arrays["rule_child_left"], arrays["rule_child_right"] = left, right
+
+
+def _all_left(array, arrays):
+    start, stop = arrays["rule_start"][0], arrays["rule_stop"][0]
+    leaves = np.flatnonzero(arrays["rule_child_left"][start:stop] < 0) + start
+    array[leaves] = True
+
+
+def _cells_leaf_out_of_range(array, arrays):
+    n_leaves = []
+    offsets = arrays["node_offsets"].astype(int)
+    for a, b in itertools.pairwise(offsets):
+        n_leaves.append(int(np.sum(arrays["children_left"][a:b] < 0)))
+    tree = int(np.argmin(n_leaves))
+    array[0, tree] = n_leaves[tree]
+
+
+TAMPERING = {
+    # name: (file, edit, message)
+    # -- the cases of issue 15
+    "node with two parents": (
+        "tree",
+        _array("children_right", _two_parents),
+        "exactly one parent",
+    ),
+    "classes [1, 0]": ("tree", _set("classes", [1, 0]), "increasing order"),
+    "classes [1, 1]": ("tree", _set("classes", [1, 1]), "distinct labels"),
+    "classes [null, 1]": ("tree", _set("classes", [None, 1]), "two finite"),
+    "aggregation evil": (
+        "median",
+        _param("aggregation", "evil"),
+        "'aggregation' parameter of RankingForest must be",
+    ),
+    "max_depth -7": (
+        "tree",
+        _param("max_depth", -7),
+        "'max_depth' parameter of TreeRank must be",
+    ),
+    "n_jobs 400": ("median", _param("n_jobs", 400), "runtime setting"),
+    "n_features_in huge": (
+        "tree",
+        _set("n_features_in", 2**40),
+        "n_features_in must be an integer in",
+    ),
+    "structures empty list": ("tree", _set("structures", []), "JSON object"),
+    # -- classes and features
+    "classes float dtype int values": (
+        "tree",
+        _set("classes", [0.5, 1]),
+        "two finite",
+    ),
+    "classes three labels": (
+        "tree",
+        _set("classes", [0, 1, 2]),
+        "more than two grades needs its consensus",
+    ),
+    "classes string dtype": ("tree", _set("classes_dtype", "<U1"), "numeric dtype"),
+    "classes bool values int dtype": (
+        "tree",
+        _set("classes", [False, True]),
+        "two finite",
+    ),
+    "n_features_in too small": (
+        "tree",
+        _set("n_features_in", 1),
+        "out of range",
+    ),
+    "feature names length": (
+        "tree",
+        _set("feature_names_in", ["a"]),
+        "feature_names_in does not match",
+    ),
+    # -- the description
+    "unknown estimator": ("tree", _set("estimator", "Evil"), "unknown estimator"),
+    "unknown key": ("tree", _set("extra", 1), "unexpected entries"),
+    "missing key": (
+        "tree",
+        lambda d, a: d.pop("ccp_alpha_"),
+        r"lacks \['ccp_alpha_'\]",
+    ),
+    "metadata not an object": ("tree", _set("metadata", [1]), "metadata must be"),
+    "unknown parameter": ("tree", _param("evil", 1), "unknown parameter 'evil'"),
+    "missing parameter": (
+        "tree",
+        lambda d, a: d["params"].pop("cv"),
+        r"lacks the parameters \['cv'\]",
+    ),
+    "bad leafrank class": (
+        "tree",
+        _param("leafrank", {"class": "os.system", "params": {}}),
+        "unknown leafrank class",
+    ),
+    "leafrank parameter invalid": (
+        "tree",
+        _param("leafrank", _leafrank(max_bins=9999)),
+        "'max_bins' parameter of LeafRank",
+    ),
+    "unsupported classifier": (
+        "linear",
+        lambda d, a: d["params"]["leafrank"]["estimator"].update(
+            {"class": "KNeighborsClassifier"}
+        ),
+        "unsupported classifier 'KNeighborsClassifier'",
+    ),
+    "rule kind mismatch": (
+        "tree",
+        _set("structures", {"rule_kind": "linear", "estimator": "LinearSVC"}),
+        "linear rules but the leafrank parameter says engine",
+    ),
+    "not saved but present": (
+        "tree",
+        _set("params_not_saved", ["max_depth"]),
+        "params_not_saved lists 'max_depth' wrongly",
+    ),
+    "ccp_alpha_ differs": ("tree", _set("ccp_alpha_", 0.5), "differs from"),
+    "ccp_alpha_ negative": ("tree", _set("ccp_alpha_", -1), ">= 0"),
+    "pruning with ccp_alpha": (
+        "penalty",
+        _param("ccp_alpha", 0.1),
+        "ccp_alpha must be 0 with pruning='penalty'",
+    ),
+    "deeper than max_depth": (
+        "tree",
+        _param("max_depth", 1),
+        "deeper than max_depth=1",
+    ),
+    "max_features beyond the features": (
+        "tree",
+        _param("leafrank", _leafrank(max_features=9)),
+        "exceeds the number of features",
+    ),
+    # -- arrays
+    "unexpected array": (
+        "tree",
+        lambda d, a: a.update(evil=np.zeros(3)),
+        r"unexpected arrays \['evil'\]",
+    ),
+    "missing array": (
+        "tree",
+        lambda d, a: a.pop("rule_threshold"),
+        "the array rule_threshold is missing",
+    ),
+    "children as floats": (
+        "tree",
+        _array("children_left", lambda x, a: x.astype(np.float64)),
+        "children_left holds floats",
+    ),
+    "child out of range": (
+        "tree",
+        _array("children_left", lambda x, a: x.__setitem__(0, 10**6)),
+        "children_left holds values outside",
+    ),
+    "cycle": (
+        "tree",
+        _array("children_right", lambda x, a: x.__setitem__(1, 0)),
+        "does not come after its parent",
+    ),
+    "only a right child": (
+        "tree",
+        _array("children_left", lambda x, a: x.__setitem__(0, -1)),
+        "right child but no left child",
+    ),
+    "children swapped": (
+        "tree",
+        lambda d, a: a.update(
+            children_left=np.where(
+                np.arange(len(a["children_left"])) == 0,
+                a["children_right"],
+                a["children_left"],
+            ),
+            children_right=np.where(
+                np.arange(len(a["children_left"])) == 0,
+                a["children_left"],
+                a["children_right"],
+            ),
+        ),
+        "preorder",
+    ),
+    "node offsets": (
+        "tree",
+        _array("node_offsets", lambda x, a: x.__setitem__(-1, x[-1] - 1)),
+        "children_left has shape",
+    ),
+    "count not a sum": (
+        "tree",
+        _array("n_pos", lambda x, a: x.__setitem__(-1, x[-1] + 1)),
+        "n_pos: a node's count is not the sum",
+    ),
+    "negative count": (
+        "tree",
+        _array("n_neg", lambda x, a: x.__setitem__(-1, -1)),
+        "negative or non-finite",
+    ),
+    "NaN count": (
+        "tree",
+        _array("n_neg", lambda x, a: np.where(np.arange(len(x)) == 1, np.nan, x)),
+        "negative or non-finite",
+    ),
+    "left child worse": (
+        "tree",
+        _swap_leaf_counts,
+        "left child is not better",
+    ),
+    "NaN threshold": (
+        "tree",
+        _array(
+            "rule_threshold", lambda x, a: x.__setitem__(_first_rule_split(a), np.nan)
+        ),
+        "rule_threshold holds values that are not finite or \\+inf",
+    ),
+    "minus infinity threshold": (
+        "tree",
+        _array(
+            "rule_threshold", lambda x, a: x.__setitem__(_first_rule_split(a), -np.inf)
+        ),
+        "rule_threshold holds values that are not finite or \\+inf",
+    ),
+    "threshold at an inner leaf": (
+        "tree",
+        _array("rule_threshold", lambda x, a: x.__setitem__(_rule_leaf(a), 1.5)),
+        "rule_threshold must be 0.0 at inner leaves",
+    ),
+    "feature at an inner leaf": (
+        "tree",
+        _array("rule_feature", lambda x, a: x.__setitem__(_rule_leaf(a), 0)),
+        "rule_feature must be -1 at inner leaves",
+    ),
+    "feature out of range": (
+        "tree",
+        _array("rule_feature", lambda x, a: x.__setitem__(_first_rule_split(a), 4)),
+        r"feature index out of range \[0, 4\)",
+    ),
+    "left leaf at a split": (
+        "tree",
+        _array(
+            "rule_left_leaf", lambda x, a: x.__setitem__(_first_rule_split(a), True)
+        ),
+        "rule_left_leaf must be False at splits",
+    ),
+    "rule all left": (
+        "tree",
+        _array("rule_left_leaf", _all_left),
+        "inner leaves on both sides",
+    ),
+    "rule children not siblings": (
+        "tree",
+        _swap_rule_root_children,
+        "the children of a split must be consecutive",
+    ),
+    "rule leaf as root": (
+        "tree",
+        lambda d, a: [
+            a.__setitem__(name, np.where(np.arange(len(a[name])) == 0, -1, a[name]))
+            for name in ("rule_child_left", "rule_child_right", "rule_feature")
+        ],
+        "rule: every node but the root must have exactly one parent",
+    ),
+    "rule ranges overlap": (
+        "tree",
+        _array("rule_start", lambda x, a: x.__setitem__(1, x[1] - 1)),
+        "tile the rule arrays",
+    ),
+    "rule range at a leaf": (
+        "tree",
+        _array(
+            "rule_stop",
+            lambda x, a: x.__setitem__(
+                int(np.flatnonzero(a["children_left"] < 0)[0]), 3
+            ),
+        ),
+        "-1 at the leaves",
+    ),
+    "rule offsets": (
+        "tree",
+        _array("rule_offsets", lambda x, a: x.__setitem__(-1, x[-1] - 1)),
+        "rule_offsets does not partition",
+    ),
+    "rule arrays of different lengths": (
+        "tree",
+        _array("rule_improvement", lambda x, a: x[:-1]),
+        "rule_improvement has",
+    ),
+    "n_cuts": (
+        "tree",
+        _array("n_cuts", lambda x, a: x + 1),
+        r"n_cuts must be 2\*\*max_depth - 1",
+    ),
+    "rule deeper than the LeafRank": (
+        "tree",
+        lambda d, a: [
+            d["params"].update(leafrank=_leafrank(max_depth=1)),
+            a.update(n_cuts=np.ones_like(a["n_cuts"])),
+        ],
+        "deeper than the LeafRank's max_depth=1",
+    ),
+    # -- linear rules
+    "linear gain": (
+        "linear",
+        _array("rule_gain", lambda x, a: x * 0.5),
+        "gain does not match",
+    ),
+    "linear coef NaN": (
+        "linear",
+        _array("rule_coef", lambda x, a: x.__setitem__(0, np.nan)),
+        "rule_coef holds NaN",
+    ),
+    "linear features unsorted": (
+        "linear",
+        _array("rule_features", lambda x, a: x.__setitem__(slice(0, 2), x[1::-1])),
+        "distinct and increasing",
+    ),
+    "linear features all": (
+        "linear",
+        _array("rule_all_features", lambda x, a: x.__setitem__(0, True)),
+        "max_features_node=2",
+    ),
+    "linear n_cuts": (
+        "linear",
+        _array("rule_n_cuts", lambda x, a: x + 1),
+        "n_cuts must be its number of features",
+    ),
+    "linear classifier name": (
+        "linear",
+        _set("structures", {"rule_kind": "linear", "estimator": "LinearSVC"}),
+        "the rules come from 'LinearSVC'",
+    ),
+    # -- pruning
+    "penalty ccp_alpha_": ("penalty", _set("ccp_alpha_", 0.0), "must be null"),
+    "collapsed leaf": (
+        "penalty",
+        _array(
+            "pruned_collapsed",
+            lambda x, a: x.__setitem__(
+                int(np.flatnonzero(a["children_left"] < 0)[0]), True
+            ),
+        ),
+        "marks a leaf",
+    ),
+    "collapsed below collapsed": (
+        "penalty",
+        _array(
+            "pruned_collapsed",
+            lambda x, a: x.__setitem__(slice(None), a["children_left"] >= 0),
+        ),
+        "below a collapsed node",
+    ),
+    "cv candidates": (
+        "cv",
+        _array("cv_results.candidates", lambda x, a: x[::-1].copy()),
+        "must increase",
+    ),
+    "cv missing results": (
+        "cv",
+        lambda d, a: a.pop("cv_results.n_leaves"),
+        "cv_results.n_leaves is missing",
+    ),
+    # -- forests
+    "n_estimators": ("median", _param("n_estimators", 5), "n_estimators=5"),
+    "cells out of the leaves": (
+        "median",
+        _array("cells", _cells_leaf_out_of_range),
+        "a cell refers to a leaf",
+    ),
+    "cells repeated": (
+        "median",
+        _array("cells", lambda x, a: x.__setitem__(1, x[0])),
+        "distinct and sorted",
+    ),
+    "cells one column": (
+        "median",
+        _array("cells", lambda x, a: x[:, :1].copy()),
+        "the array cells has shape",
+    ),
+    "consensus gap": (
+        "median",
+        _array("consensus", lambda x, a: x + (x == x.max())),
+        "without gaps",
+    ),
+    "consensus length": (
+        "median",
+        _array("consensus", lambda x, a: x[:-1]),
+        "the array consensus has shape",
+    ),
+    "cell weight zero": (
+        "median",
+        _array("cell_weights", lambda x, a: x.__setitem__(0, 0)),
+        "must be positive",
+    ),
+    "calibration reversed": (
+        "median",
+        _array("calibration_levels", lambda x, a: x[::-1].copy()),
+        "inconsistent calibration arrays",
+    ),
+    "calibration proba above 1": (
+        "median",
+        _array("calibration_proba", lambda x, a: x * 2),
+        "calibration_proba holds values outside",
+    ),
+    "calibration threshold": (
+        "median",
+        lambda d, a: d.update(calibration_threshold=d["calibration_threshold"] + 0.25),
+        "calibration_threshold does not match",
+    ),
+    "calibration level not a cell": (
+        "median",
+        _array("calibration_levels", lambda x, a: x - 0.5),
+        "not the score of a cell",
+    ),
+    "objective null": (
+        "median",
+        _set("consensus_objective", None),
+        "consensus_objective must be a number",
+    ),
+    "objective for borda": (
+        "borda",
+        _set("consensus_objective", 1.0),
+        "must be null with aggregation='borda'",
+    ),
+    "midranks increase": (
+        "borda",
+        _array("midranks", lambda x, a: np.sort(x)),
+        "must not increase",
+    ),
+    "oob score": ("median", _set("oob_score", 2.0), "at most 1"),
+    "aggregation time": ("median", _set("aggregation_time", -1), ">= 0"),
+    "training data announced": (
+        "median",
+        _set("training_data", True),
+        "estimators_samples is missing",
+    ),
+    "training data flag": ("median", _set("training_data", 1), "true or false"),
+    "bootstrap counts": (
+        "training",
+        _array("estimators_samples", lambda x, a: x.__setitem__((0, 0), x[0, 0] + 1)),
+        "must draw 800 rows per tree",
+    ),
+    "oob NaN": (
+        "training",
+        _array(
+            "oob_decision_function",
+            lambda x, a: (
+                x.__setitem__(0, np.nan)
+                if not np.isnan(x[0])
+                else x.__setitem__(0, 0.5)
+            ),
+        ),
+        "NaN exactly for the rows every tree saw",
+    ),
+    "training arrays without the flag": (
+        "training",
+        _set("training_data", False),
+        "unexpected arrays",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TAMPERING))
+def test_inconsistent_models_are_refused_naming_the_problem(tmp_path, files, case):
+    source, edit, match = TAMPERING[case]
+    path = _edited(tmp_path, files[source], edit)
+    with pytest.raises(ModelFileError, match=match) as info:
+        load_model(path)
+    assert "describes an inconsistent model" in str(info.value)
+
+
+def test_the_unedited_files_load(files, data):
+    """The tampering fixtures are valid before their edits."""
+    _, _, X_new = data
+    for path in files.values():
+        assert load_model(path).decision_function(X_new).shape == (3000,)
+
+
+# ----------------------------------------------------------------------
+# the archive layer's refusals still reach load_model
+# ----------------------------------------------------------------------
+def _write_sealed(path, members):
+    """Rewrite a model file from its members, with a recomputed file digest."""
     with zipfile.ZipFile(path, "w") as archive:
         for name, content in members.items():
             archive.writestr(name, content)
@@ -118,60 +1122,34 @@ def _write_sealed(path, members):
     path.write_bytes(body + hashlib.sha256(body).hexdigest().encode())
 
 
-def _rewrite_member(path, member, transform):
-    with zipfile.ZipFile(path) as archive:
-        members = {name: archive.read(name) for name in archive.namelist()}
-    members[member] = transform(members[member])
-    _write_sealed(path, members)
-
-
-def test_hand_edited_file_is_refused(tmp_path, data):
-    X, y, _ = data
-    path = tmp_path / "m.trk"
-    save_model(TreeRank(random_state=0).fit(X, y), path)
-
-    def edit(content):
-        description = json.loads(content)
-        description["n_features_in"] = 3
-        return json.dumps(description).encode()
-
-    _rewrite_member(path, "model.json", edit)
-    with pytest.raises(ModelFileError, match="has been modified or corrupted"):
-        load_model(path)
-
-
-def test_edited_array_is_refused(tmp_path, data):
-    X, y, _ = data
-    path = tmp_path / "m.trk"
-    save_model(TreeRank(random_state=0).fit(X, y), path)
-    _rewrite_member(
-        path, "arrays/rule_threshold.npy", lambda b: b[:-8] + np.float64(0.5).tobytes()
-    )
-    with pytest.raises(
-        ModelFileError, match=r"arrays/rule_threshold\.npy does not match its checksum"
-    ):
-        load_model(path)
-
-
-def test_inconsistent_model_with_valid_checksums_is_refused(tmp_path, data):
-    """Even with recomputed digests, an inconsistent model does not load."""
-    X, y, _ = data
-    path = tmp_path / "m.trk"
-    save_model(TreeRank(random_state=0).fit(X, y), path)
-    with zipfile.ZipFile(path) as archive:
+def test_hand_edited_member_is_refused(tmp_path, files):
+    with zipfile.ZipFile(files["tree"]) as archive:
         members = {name: archive.read(name) for name in archive.namelist()}
     description = json.loads(members["model.json"])
-    description["n_features_in"] = 2  # the rules use 4 features
+    description["n_features_in"] = 3
     members["model.json"] = json.dumps(description).encode()
+    _write_sealed(tmp_path / "m.trk", members)
+    with pytest.raises(ModelFileError, match="has been modified or corrupted"):
+        load_model(tmp_path / "m.trk")
+
+
+def test_nan_class_label_is_refused(tmp_path, files):
+    """``"classes": [NaN, 1]`` (issue 15) is not even JSON for the reader."""
+    with zipfile.ZipFile(files["tree"]) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    text = members["model.json"].decode()
+    edited = re.sub(r'"classes": \[[^]]*\]', '"classes": [NaN, 1]', text)
+    assert edited != text
+    members["model.json"] = edited.encode()
     manifest = json.loads(members["manifest.json"])
     manifest["members"]["model.json"] = {
         "size": len(members["model.json"]),
         "sha256": hashlib.sha256(members["model.json"]).hexdigest(),
     }
     members["manifest.json"] = json.dumps(manifest).encode()
-    _write_sealed(path, members)
-    with pytest.raises(ModelFileError, match="inconsistent model"):
-        load_model(path)
+    _write_sealed(tmp_path / "m.trk", members)
+    with pytest.raises(ModelFileError, match=r"model\.json is not valid JSON"):
+        load_model(tmp_path / "m.trk")
 
 
 @pytest.mark.parametrize(
@@ -188,43 +1166,15 @@ def test_garbage_is_refused(tmp_path, content, match):
         load_model(path)
 
 
-def test_truncated_file_is_refused(tmp_path, data):
-    X, y, _ = data
-    path = tmp_path / "m.trk"
-    save_model(TreeRank(random_state=0).fit(X, y), path)
-    path.write_bytes(path.read_bytes()[:-200])
-    with pytest.raises(ModelFileError):
-        load_model(path)
+def test_max_bytes_reaches_the_reader(files):
+    with pytest.raises(ModelFileError, match="max_bytes"):
+        load_model(files["median"], max_bytes=1000)
 
 
-def test_pickle_and_joblib_still_work(tmp_path, data):
-    import joblib
-
-    X, y, X_new = data
-    model = TreeRank(random_state=0).fit(X, y)
-    joblib.dump(model, tmp_path / "m.joblib")
-    _same_predictions(model, joblib.load(tmp_path / "m.joblib"), X_new)
-
-
-@pytest.mark.parametrize("aggregation", ["median", "mean", "borda"])
-def test_forest_round_trip_is_exact(tmp_path, data, aggregation):
-    from treerank import RankingForest
-
-    X, y, X_new = data
-    forest = RankingForest(
-        n_estimators=6, aggregation=aggregation, ccp_alpha=0.002, random_state=0
-    ).fit(X, y)
-    path = tmp_path / "forest.trk"
-    save_model(forest, path)
-    loaded = load_model(path)
-    _same_predictions(forest, loaded, X_new)
-    assert loaded.oob_score_ == forest.oob_score_
-    assert loaded.consensus_objective_ == forest.consensus_objective_
+def test_deep_copies_do_not_share_the_loaded_state(files, data):
+    _, _, X_new = data
+    model = load_model(files["median"])
+    clone = copy.deepcopy(model)
     np.testing.assert_array_equal(
-        loaded.estimators_samples_, forest.estimators_samples_
+        clone.decision_function(X_new), model.decision_function(X_new)
     )
-    np.testing.assert_array_equal(
-        loaded.feature_importances_, forest.feature_importances_
-    )
-    # and the loaded forest can be refitted like any estimator
-    assert loaded.fit(X, y).n_features_in_ == 4

@@ -14,6 +14,7 @@ __all__ = [
     "MonotoneCalibration",
     "RankingMixin",
     "calibrate_buckets",
+    "calibrated_probability",
     "midrank_quantiles",
     "quantile_calibration",
 ]
@@ -121,8 +122,8 @@ def quantile_calibration(quantiles, y01, sample_weight):
     knots : ndarray of shape (n_blocks,)
         Increasing quantiles (the weighted centres of the isotonic blocks).
     proba : ndarray of shape (n_blocks,)
-        Non-decreasing probabilities in (0, 1) at the knots; in between, the
-        map is linear, and constant beyond the ends.
+        Non-decreasing probabilities in (0, 1) of the blocks; a quantile takes
+        the probability of the nearest knot (:func:`calibrated_probability`).
 
     Examples
     --------
@@ -151,6 +152,24 @@ def quantile_calibration(quantiles, y01, sample_weight):
     proba = (block_positive + 0.5 * prior) / (block_weight + prior)
     proba = isotonic_regression(proba, sample_weight=block_weight)
     return block_centre, proba
+
+
+def calibrated_probability(quantiles, knots, proba):
+    """Probability of each quantile under :func:`quantile_calibration`.
+
+    A step function: a quantile takes the probability of the nearest knot
+    (the midpoints between knots go up).
+
+    Examples
+    --------
+    >>> from treerank.base import calibrated_probability
+    >>> calibrated_probability([0.1, 0.5, 0.9], [0.2, 0.75], [0.1, 0.8])
+    array([0.1, 0.8, 0.8])
+    """
+    knots = np.asarray(knots, dtype=np.float64)
+    cuts = 0.5 * (knots[1:] + knots[:-1])
+    index = np.searchsorted(cuts, np.asarray(quantiles, dtype=np.float64), side="left")
+    return np.asarray(proba, dtype=np.float64)[index]
 
 
 class MonotoneCalibration:

@@ -23,6 +23,7 @@ from sklearn.utils.validation import check_is_fitted
 from treerank.base import (
     MonotoneCalibration,
     RankingMixin,
+    calibrated_probability,
     midrank_quantiles,
     quantile_calibration,
 )
@@ -92,7 +93,7 @@ def _grow_tree(template, X, y01, sample_weight, seed, bootstrap, n_draw):
     rng = np.random.RandomState(seed)
     counts = _draw_sample(rng, X.shape[0], n_draw, bootstrap, y01, sample_weight)
     tree = clone(template).set_params(random_state=int(rng.randint(_MAX_SEED)))
-    tree.fit(X, y01, sample_weight=sample_weight * counts)
+    tree._fit(X, y01, sample_weight * counts, calibrate=False)
     leaf_ranks = tree.tree_.apply_rank(X).astype(np.int32)
     return tree, counts.astype(np.int32), leaf_ranks
 
@@ -581,7 +582,7 @@ default=None
         levels = np.unique(raw[keep])
         at_levels = midrank_quantiles(levels, raw[keep], sample_weight[keep])
         return MonotoneCalibration.from_levels(
-            levels, np.interp(at_levels, knots, proba)
+            levels, calibrated_probability(at_levels, knots, proba)
         )
 
     def _set_oob(self, leaf_ranks, y01, sample_weight):

@@ -499,8 +499,21 @@ def fit_graded_treerank(tree, X, y, sample_weight):
         member.fit(X, target, sample_weight=sample_weight)
         trees.append(member)
         columns.append(member.tree_.apply_rank(X_checked).astype(np.int32))
+    # a forest whose parameters describe its trees (model files check them)
+    leafrank = tree._leafrank_template()
     consensus = RankingForest(
-        n_estimators=n_grades - 1, aggregation="median", random_state=aggregation_seed
+        n_estimators=n_grades - 1,
+        bootstrap=False,
+        max_features=getattr(leafrank, "max_features", None),
+        max_features_node=tree.max_features_node,
+        max_depth=tree.max_depth,
+        min_samples_split=tree.min_samples_split,
+        leafrank=leafrank,
+        ccp_alpha=tree.ccp_alpha,
+        aggregation="median",
+        monotonic_cst=tree.monotonic_cst,
+        categorical_features=tree.categorical_features,
+        random_state=aggregation_seed,
     )
     consensus.n_features_in_ = X_checked.shape[1]
     consensus._category_encoder = tree._category_encoder

@@ -77,7 +77,7 @@ def export_text(tree, feature_names=None, *, precision=3, rules=True, max_depth=
     node 0  #pos:#neg 4:4  rate 0.500  dAUC 0.2500
     |   rule: left if (age > 1.5)
     |-- L node 1  leaf 0  #pos:#neg 4:2  rate 0.667  score 0.5  P(Y=1) 0.562
-    |-- R node 2  leaf 1  #pos:#neg 0:2  rate 0.000  score -0.5  P(Y=1) 0.280
+    |-- R node 2  leaf 1  #pos:#neg 0:2  rate 0.000  score -0.5  P(Y=1) 0.250
     """
     structure, estimator = resolve_tree(tree)
     names = check_feature_names(feature_names, structure, estimator)

@@ -6,9 +6,8 @@ every tree); its calibration arrays hold one row per threshold
 (``calibration_proba`` of shape ``(K - 1, n_levels)``). A multipartite TreeRank
 is the Kendall median of its ``K - 1`` threshold trees, a RankingForest: its
 description holds that forest's description under ``"consensus"`` and its
-arrays under the prefix ``consensus.``. The format version is unchanged: the
-layout of bipartite models is untouched, and a file of a multipartite model
-has more than two ``classes``.
+arrays under the prefix ``consensus.``. A file of a multipartite model has
+more than two ``classes``.
 """
 
 # Authors: The treerank developers
@@ -17,6 +16,7 @@ has more than two ``classes``.
 import numpy as np
 
 from treerank.ensemble._multipartite import GradedCalibration
+from treerank.model_io._archive import check_array
 
 __all__ = [
     "decode_graded_forest",
@@ -32,47 +32,63 @@ def encode_graded_forest(model, arrays):
     """Add what a multipartite forest needs beyond the bipartite keys."""
     codes = np.searchsorted(model.classes_, model.tree_thresholds_)
     arrays["tree_thresholds"] = codes.astype(np.int64)
+    arrays["calibration_levels"] = np.asarray(model._calibration.levels_)
+    arrays["calibration_proba"] = np.asarray(model._calibration.proba_)
 
 
 def decode_graded_forest(model, description, arrays):
     """Finish decoding a multipartite forest: trees, thresholds, calibration."""
     n_grades = model.classes_.shape[0]
-    codes = np.asarray(arrays["tree_thresholds"])
-    if codes.shape != (len(model.estimators_),) or np.any(
-        (codes < 1) | (codes >= n_grades)
-    ):
-        raise ValueError("tree_thresholds must give every tree a grade 1..K-1")
-    if float(description["threshold"]) != 0.0:
+    codes = check_array(
+        arrays,
+        "tree_thresholds",
+        kinds="iu",
+        shape=(len(model.estimators_),),
+        bounds=(1, n_grades - 1),
+        dtype=np.int64,
+    )
+    if float(description["calibration_threshold"]) != 0.0:
         raise ValueError("a multipartite forest has a zero decision offset")
     for tree in model.estimators_:
         tree.classes_ = np.array([0, 1])
     model.tree_thresholds_ = model.classes_[codes]
-    calibration = GradedCalibration.from_arrays(
-        arrays["calibration_levels"], arrays["calibration_proba"]
+    levels = check_array(
+        arrays, "calibration_levels", kinds="iuf", finite=True, dtype=np.float64
     )
-    if calibration.proba_.shape[0] != n_grades - 1:
-        raise ValueError("the calibration needs one row per threshold")
-    model._calibration = calibration
+    proba = check_array(
+        arrays,
+        "calibration_proba",
+        kinds="iuf",
+        ndim=2,
+        shape=(n_grades - 1, levels.shape[0]),
+        bounds=(0, 1),
+        dtype=np.float64,
+    )
+    model._calibration = GradedCalibration.from_arrays(levels, proba)
     return model
 
 
-def encode_graded_treerank(
-    model, encode_forest, encode_params, encode_common, not_saved
-):
-    """``(description, arrays)`` of a multipartite TreeRank."""
-    forest_description, forest_arrays = encode_forest(model.consensus_, not_saved)
-    description = {
-        "estimator": "TreeRank",
-        "params": encode_params(model.get_params(deep=False), not_saved),
-        "consensus": forest_description,
-    }
-    encode_common(model, description)
-    arrays = {_PREFIX + name: value for name, value in forest_arrays.items()}
-    return description, arrays
+def encode_graded_treerank(model, description, arrays, encode_whole):
+    """Describe a multipartite TreeRank by its consensus forest.
+
+    ``encode_whole(forest)`` is the ``(description, arrays)`` of a forest.
+    """
+    if model.pruning is not None:
+        raise ValueError(
+            f"a TreeRank of more than two grades with pruning={model.pruning!r} "
+            "cannot be saved: its threshold trees are pruned each its own way; use "
+            "pruning=None (ccp_alpha prunes them alike)"
+        )
+    forest_description, forest_arrays = encode_whole(model.consensus_)
+    forest_description["metadata"] = None
+    description["structures"] = None
+    description["ccp_alpha_"] = None
+    description["consensus"] = forest_description
+    arrays.update({_PREFIX + name: value for name, value in forest_arrays.items()})
 
 
-def decode_graded_treerank(description, arrays, decode_forest, decode_tree):
-    """The multipartite TreeRank of :func:`encode_graded_treerank`'s output."""
+def decode_graded_treerank(model, description, arrays, decode_forest):
+    """The multipartite TreeRank ``model`` (parameters read) and its consensus."""
     forest_arrays = {
         name[len(_PREFIX) :]: value
         for name, value in arrays.items()
@@ -80,8 +96,9 @@ def decode_graded_treerank(description, arrays, decode_forest, decode_tree):
     }
     if len(forest_arrays) != len(arrays):
         raise ValueError("a multipartite TreeRank has only consensus arrays")
-    consensus = decode_forest(description["consensus"], forest_arrays)
-    model = decode_tree(description)
+    if description["structures"] is not None or description["ccp_alpha_"] is not None:
+        raise ValueError("a multipartite TreeRank has no trees of its own")
+    consensus = decode_forest(description["consensus"], forest_arrays, {})
     if not np.array_equal(model.classes_, consensus.classes_):
         raise ValueError("the consensus does not have the tree's grades")
     if model.classes_.shape[0] < 3 or consensus.n_features_in_ != model.n_features_in_:

@@ -1,25 +1,64 @@
 """Ranking-tree structures and their splitting rules as flat numeric arrays.
 
-A list of :class:`~treerank.tree.RankingTreeStructure` is packed into a fixed
-set of concatenated arrays with offsets (so that a forest of hundreds of trees
-is a handful of archive members), and unpacked into structures predicting as
-the saved ones: trees grown by the engine keep their flat rule arrays
-(:class:`~treerank.engine.SplitRules`); linear rules are rebuilt as
+A list of fitted master trees (:class:`~treerank.tree.RankingTreeStructure`) is
+packed into a fixed set of concatenated arrays with offsets, so that a forest of
+hundreds of trees is a handful of archive members, and unpacked into structures
+that predict exactly as the saved ones: trees grown by the engine keep their flat
+rule arrays (:class:`~treerank.engine.SplitRules`, one table of fields,
+:data:`RULE_FIELDS`); linear rules are rebuilt as
 :class:`~treerank.tree.FrozenLinearLeafRank`.
+
+Unpacking treats the arrays as hostile (a file whose digests were recomputed
+after an edit) and checks, vectorized over all the trees at once, everything
+prediction and the compiled routing kernels rely on, so that an inconsistent
+file is refused with a message naming the problem instead of loading a model
+that crashes, hangs or predicts differently:
+
+- master trees: proper binary trees numbered in depth-first preorder, left
+  child first (every node but the root has exactly one parent, children in
+  range), no deeper than ``max_depth``; class counts finite, non-negative,
+  a parent's counts the sum of its children's (within rounding), both classes
+  present at every split, whose left child is the better one;
+- engine rules: the rules of the internal nodes tile the rule arrays in node
+  order; each rule is a proper binary tree over its range (children allocated
+  in sibling pairs after their parent, as the engine does), no deeper than the
+  LeafRank's ``max_depth``, splitting on existing features at finite
+  thresholds (or ``+inf``: all non-missing values left), with inner leaves on
+  both sides of the master split and canonical values (:data:`RULE_FIELDS`)
+  in the fields a split or a leaf does not use;
+- linear rules: finite coefficients on the node's features (all, or a sorted
+  draw of ``max_features_node`` of them), the complexity and gain that
+  :class:`~treerank.ClassifierLeafRank` would have.
+
+Every check raises ``ValueError`` naming the array and the problem
+(``load_model`` reports it as a :class:`~treerank.exceptions.ModelFileError`).
 """
 
 # Authors: The treerank developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+from typing import NamedTuple
+
 import numpy as np
 from sklearn import linear_model, svm
 
 from treerank.engine import SplitRules
+from treerank.model_io._archive import check_array
 from treerank.tree._frozen import FrozenLinearLeafRank
 from treerank.tree._leafrank import ClassifierLeafRank
 from treerank.tree._structure import RankingTreeStructure
 
-__all__ = ["LINEAR_CLASSIFIERS", "pack_structures", "unpack_structures"]
+__all__ = [
+    "LINEAR_CLASSIFIERS",
+    "RULE_FIELDS",
+    "RuleField",
+    "TreeExpectations",
+    "narrow",
+    "pack_structures",
+    "structure_array_names",
+    "subtree_ends",
+    "unpack_structures",
+]
 
 # Binary linear classifiers whose ``predict`` is ``decision_function > 0`` with
 # ``decision_function = X @ coef_.T + intercept_``: their rule is two arrays.
@@ -37,51 +76,232 @@ LINEAR_CLASSIFIERS = {
     )
 }
 
-
-def _offsets(lengths):
-    return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-
-
-def _rule_kind(rule):
-    if isinstance(rule, FrozenLinearLeafRank):
-        return "linear"
-    if isinstance(rule, ClassifierLeafRank):
-        estimator = rule.estimator_
-        if type(estimator) in LINEAR_CLASSIFIERS.values():
-            return "linear"
-        raise ValueError(
-            f"A ClassifierLeafRank around {type(estimator).__name__} cannot be saved "
-            "without pickle: only LeafRank and the binary linear classifiers "
-            f"{sorted(LINEAR_CLASSIFIERS)} are supported. Use joblib.dump instead."
-        )
-    raise ValueError(
-        f"LeafRank {type(rule).__name__} cannot be saved without pickle; use "
-        "joblib.dump instead."
-    )
+# Masses of a node and of its children may differ by rounding (they are summed
+# over different row orders); relative to the root's total mass.
+_COUNT_RTOL = 1e-9
+# The gain of a linear rule, computed by ClassifierLeafRank, against the one of
+# the master tree's counts.
+_GAIN_ATOL = 1e-9
 
 
-# the arrays of the engine's rules, and their dtypes in the file
-_ENGINE_RULE_FIELDS = {
-    "feature": np.int32,
-    "threshold": np.float64,
-    "missing_left": bool,
-    "child_left": np.int32,
-    "child_right": np.int32,
-    "left_leaf": bool,
-    "improvement": np.float64,
-    "missing_seen": bool,
-    "category": np.int32,
+class RuleField(NamedTuple):
+    """How one array of :class:`~treerank.engine.SplitRules` is stored and checked.
+
+    Attributes
+    ----------
+    dtype : numpy dtype
+        The dtype of the ``SplitRules`` attribute.
+    kinds : str
+        Dtype kinds accepted in a file (``"b"``, ``"iu"`` or ``"f"``; the
+        writer may store integers and floats in a narrower exact dtype).
+    at_leaves : object or None
+        The value every inner leaf holds (None: no constraint).
+    at_splits : object or None
+        The value every inner split holds (None: no constraint).
+    finite : {"finite", "finite or +inf", None}
+        The values allowed: finite ones, also ``+inf`` (a threshold sending
+        every non-missing value left: the engine's split on missingness), or
+        any (None).
+    """
+
+    dtype: type
+    kinds: str
+    at_leaves: object
+    at_splits: object
+    finite: str | None
+
+
+#: The arrays of the engine's rules (file name ``rule_<name>``): a new field of
+#: ``SplitRules`` (a keyword of its constructor) is one more entry here. The
+#: children and features are checked structurally by ``_check_engine_rules``.
+RULE_FIELDS = {
+    "feature": RuleField(np.int32, "iu", -1, None, None),
+    "threshold": RuleField(np.float64, "iuf", 0.0, None, "finite or +inf"),
+    "missing_left": RuleField(np.bool_, "b", False, None, None),
+    "child_left": RuleField(np.int32, "iu", -1, None, None),
+    "child_right": RuleField(np.int32, "iu", -1, None, None),
+    "left_leaf": RuleField(np.bool_, "b", None, False, None),
+    "improvement": RuleField(np.float64, "iuf", 0.0, None, "finite"),
+    "missing_seen": RuleField(np.bool_, "b", False, None, None),
+    "category": RuleField(np.int32, "iu", -1, None, None),
 }
 
 
-def _pack_engine(structures, arrays):
-    """Concatenated rules of engine trees, rule ranges offset per tree."""
-    rule_offsets = _offsets([s.rules.n_nodes for s in structures])
-    for name, dtype in _ENGINE_RULE_FIELDS.items():
-        arrays["rule_" + name] = np.concatenate(
-            [getattr(s.rules, name).astype(dtype) for s in structures]
+class TreeExpectations(NamedTuple):
+    """What the estimator's parameters say of its master trees.
+
+    Attributes
+    ----------
+    n_features : int
+        Number of input features.
+    max_depth : int or None
+        Largest depth of a master tree (None: no limit).
+    rule_kind : {"engine", "linear"}
+        ``"engine"`` for :class:`~treerank.LeafRank`, ``"linear"`` for a
+        :class:`~treerank.ClassifierLeafRank` around a linear classifier.
+    rule_max_depth : int or None
+        Depth of the LeafRank's inner tree (engine rules).
+    n_node_features : int or None
+        Features drawn per master node (FR1) when fewer than ``n_features``
+        (linear rules); None for all.
+    estimator_name : str or None
+        The linear classifier's class name (linear rules).
+    """
+
+    n_features: int
+    max_depth: int | None
+    rule_kind: str
+    rule_max_depth: int | None = None
+    n_node_features: int | None = None
+    estimator_name: str | None = None
+
+
+# ----------------------------------------------------------------------
+# lean dtypes
+# ----------------------------------------------------------------------
+_INTEGER_DTYPES = (np.uint8, np.int8, np.uint16, np.int16, np.uint32, np.int32)
+
+
+def narrow(array):
+    """The array in the smallest dtype that holds all its values exactly.
+
+    Integers take the smallest integer type holding their range; floats that
+    are all whole numbers (no negative zero) an integer type, else float32
+    when the conversion is exact. Reading the array back into its original
+    dtype gives the same bits. Booleans and empty arrays are left as they are.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank.model_io._structures import narrow
+    >>> narrow(np.array([0, 3, 200])).dtype, narrow(np.array([-1.0, 7.0])).dtype
+    (dtype('uint8'), dtype('int8'))
+    >>> narrow(np.array([0.5, 0.25])).dtype, narrow(np.array([0.1])).dtype
+    (dtype('float32'), dtype('float64'))
+    """
+    array = np.asarray(array)
+    if array.size == 0 or array.dtype.kind not in "iuf":
+        return array
+    if array.dtype.kind == "f":
+        finite = np.isfinite(array)
+        whole = (
+            np.all(finite)
+            and np.all(array == np.round(array))
+            and not np.any((array == 0) & np.signbit(array))
+            and np.abs(array).max() < 2**31
         )
-    arrays["rule_offsets"] = rule_offsets
+        if not whole:
+            if np.any(np.abs(array[finite]) > np.finfo(np.float32).max):
+                return array
+            single = array.astype(np.float32)
+            same = np.array_equal(single.astype(array.dtype), array, equal_nan=True)
+            return single if same else array
+    low, high = array.min(), array.max()
+    for dtype in _INTEGER_DTYPES:
+        info = np.iinfo(dtype)
+        if info.min <= low and high <= info.max:
+            return array.astype(dtype)
+    return array
+
+
+_TREE_ARRAYS = ("node_offsets", "children_left", "children_right", "n_pos", "n_neg")
+_ENGINE_ARRAYS = (
+    "rule_offsets",
+    "rule_start",
+    "rule_stop",
+    "n_cuts",
+    "category_set_offsets",
+    "category_sets",
+)
+_LINEAR_ARRAYS = (
+    "rule_all_features",
+    "rule_feature_offsets",
+    "rule_features",
+    "rule_coef_offsets",
+    "rule_coef",
+    "rule_intercept",
+    "rule_flip",
+    "rule_n_cuts",
+    "rule_gain",
+)
+
+
+def structure_array_names(meta):
+    """Names of the arrays :func:`pack_structures` writes for trees of this kind."""
+    if meta.get("rule_kind") == "engine":
+        return {*_TREE_ARRAYS, *_ENGINE_ARRAYS, *("rule_" + n for n in RULE_FIELDS)}
+    return {*_TREE_ARRAYS, *_LINEAR_ARRAYS}
+
+
+def _offsets(lengths):
+    return np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)]).astype(np.int64)
+
+
+# ----------------------------------------------------------------------
+# packing
+# ----------------------------------------------------------------------
+def _rule_kind(structure):
+    if structure.rules is not None:
+        return "engine"
+    for rule in structure.leafranks:
+        if rule is None or isinstance(rule, FrozenLinearLeafRank):
+            continue
+        if isinstance(rule, ClassifierLeafRank):
+            estimator = rule.estimator_
+            if type(estimator) in LINEAR_CLASSIFIERS.values():
+                continue
+            raise ValueError(
+                f"A ClassifierLeafRank around {type(estimator).__name__} cannot be "
+                "saved without pickle: only LeafRank and the binary linear "
+                f"classifiers {sorted(LINEAR_CLASSIFIERS)} are supported. Use "
+                "joblib.dump instead."
+            )
+        raise ValueError(
+            f"LeafRank {type(rule).__name__} cannot be saved without pickle; use "
+            "joblib.dump instead."
+        )
+    return "linear"
+
+
+def pack_structures(structures):
+    """Pack fitted master trees into concatenated arrays.
+
+    Parameters
+    ----------
+    structures : list of RankingTreeStructure
+        Fully grown master trees (``full_tree_``), all grown by the engine or
+        all with linear rules.
+
+    Returns
+    -------
+    meta : dict
+        JSON-serializable facts: the rule kind (and the linear classifier).
+    arrays : dict of str to ndarray
+        In the narrowest exact dtypes (see :func:`narrow`).
+    """
+    kinds = {_rule_kind(s) for s in structures}
+    if len(kinds) != 1:
+        raise ValueError("All the splitting rules of a model must be of one kind.")
+    arrays = {
+        "node_offsets": _offsets([s.node_count for s in structures]),
+        "children_left": np.concatenate([s.children_left for s in structures]),
+        "children_right": np.concatenate([s.children_right for s in structures]),
+        "n_pos": np.concatenate([s.n_pos for s in structures]),
+        "n_neg": np.concatenate([s.n_neg for s in structures]),
+    }
+    if kinds == {"engine"}:
+        meta = _pack_engine(structures, arrays)
+    else:
+        meta = _pack_linear(structures, arrays)
+    return meta, {name: narrow(array) for name, array in arrays.items()}
+
+
+def _pack_engine(structures, arrays):
+    for name in RULE_FIELDS:
+        arrays["rule_" + name] = np.concatenate(
+            [getattr(s.rules, name) for s in structures]
+        )
+    arrays["rule_offsets"] = _offsets([s.rules.n_nodes for s in structures])
     arrays["category_set_offsets"] = _offsets(
         [s.rules.category_sets.shape[0] for s in structures]
     )
@@ -94,301 +314,528 @@ def _pack_engine(structures, arrays):
     return {"rule_kind": "engine"}
 
 
-def _linear_rule_arrays(rule):
+def _linear_rule(rule):
+    """(coef, intercept, flip, n_cuts, gain, estimator name) of a linear rule."""
     if isinstance(rule, FrozenLinearLeafRank):
-        return rule.coef, rule.intercept, rule.flip_, rule.estimator_name
+        return (
+            rule.coef,
+            rule.intercept,
+            rule.flip_,
+            rule.n_cuts_,
+            rule.gain_,
+            rule.estimator_name,
+        )
     estimator = rule.estimator_
     coef = np.asarray(estimator.coef_, dtype=np.float64)
-    if coef.shape[0] != 1:
+    if coef.ndim != 1 and coef.shape[0] != 1:  # RidgeClassifier: 1-D coef_
         raise ValueError("Only binary linear classifiers can be saved.")
-    intercept = (
-        float(np.ravel(estimator.intercept_)[0])
-        if np.ndim(estimator.intercept_)
-        else float(estimator.intercept_)
+    intercept = float(np.ravel(estimator.intercept_)[0])
+    return (
+        coef.ravel(),
+        intercept,
+        rule.flip_,
+        rule.n_cuts_,
+        rule.gain_,
+        type(estimator).__name__,
     )
-    return coef.ravel(), intercept, rule.flip_, type(estimator).__name__
 
 
-def pack_structures(structures):
-    """Pack ranking-tree structures into concatenated arrays.
-
-    Parameters
-    ----------
-    structures : list of RankingTreeStructure
-        All grown by the engine, or all with linear rules.
-
-    Returns
-    -------
-    meta : dict
-        JSON-serializable facts (rule kind, estimator name of linear rules).
-    arrays : dict of str to ndarray
-    """
-    arrays = {
-        "node_offsets": _offsets([s.node_count for s in structures]),
-        "children_left": np.concatenate([s.children_left for s in structures]),
-        "children_right": np.concatenate([s.children_right for s in structures]),
-        "n_pos": np.concatenate([s.n_pos for s in structures]),
-        "n_neg": np.concatenate([s.n_neg for s in structures]),
-    }
-    engine = [s.rules is not None for s in structures]
-    if all(engine):
-        return _pack_engine(structures, arrays), arrays
-    if any(engine):
-        raise ValueError("All the splitting rules of a model must be of one kind.")
-    rules = [r for s in structures for r in s.leafranks if r is not None]
-    for rule in rules:
-        _rule_kind(rule)
-    features = [f for s in structures for f in s.features]
+def _pack_linear(structures, arrays):
+    rules = [
+        _linear_rule(rule)
+        for s in structures
+        for rule in s.leafranks
+        if rule is not None
+    ]
+    names = {rule[5] for rule in rules}
+    if len(names) > 1:
+        raise ValueError(
+            f"The linear rules of a model come from one classifier: {sorted(names)}."
+        )
+    features = [
+        f for s in structures for f, leaf in zip(s.features, s.is_leaf) if not leaf
+    ]
     arrays.update(
         {
-            "all_features": np.array([f is None for f in features], dtype=bool),
-            "feature_offsets": _offsets([0 if f is None else len(f) for f in features]),
-            "feature_values": np.concatenate(
+            "rule_all_features": np.array([f is None for f in features], dtype=bool),
+            "rule_feature_offsets": _offsets(
+                [0 if f is None else len(f) for f in features]
+            ),
+            "rule_features": np.concatenate(
                 [np.asarray(f, dtype=np.int64) for f in features if f is not None]
                 or [np.zeros(0, dtype=np.int64)]
             ),
-            "rule_n_cuts": np.array([r.n_cuts_ for r in rules], dtype=np.int64),
-            "rule_gain": np.array([r.gain_ for r in rules], dtype=np.float64),
-            "rule_importance_offsets": _offsets(
-                [len(r.feature_importances_) for r in rules]
-            ),
-            "rule_importances": np.concatenate(
-                [np.asarray(r.feature_importances_, dtype=np.float64) for r in rules]
-                or [np.zeros(0)]
-            ),
+            "rule_coef_offsets": _offsets([len(r[0]) for r in rules]),
+            "rule_coef": np.concatenate([r[0] for r in rules] or [np.zeros(0)]),
+            "rule_intercept": np.array([r[1] for r in rules], dtype=np.float64),
+            "rule_flip": np.array([r[2] for r in rules], dtype=bool),
+            "rule_n_cuts": np.array([r[3] for r in rules], dtype=np.int64),
+            "rule_gain": np.array([r[4] for r in rules], dtype=np.float64),
         }
     )
-    parts = [_linear_rule_arrays(rule) for rule in rules]
-    arrays["rule_coef_offsets"] = _offsets([len(p[0]) for p in parts])
-    arrays["rule_coef"] = np.concatenate([p[0] for p in parts] or [np.zeros(0)])
-    arrays["rule_intercept"] = np.array([p[1] for p in parts], dtype=np.float64)
-    arrays["rule_flip"] = np.array([p[2] for p in parts], dtype=bool)
-    meta = {"rule_kind": "linear", "estimator_names": [p[3] for p in parts]}
-    return meta, arrays
+    return {"rule_kind": "linear", "estimator": names.pop() if names else None}
 
 
-def _get(arrays, name, prefix):
-    try:
-        return arrays[prefix + name]
-    except KeyError:
-        raise ValueError(f"the array {prefix + name} is missing") from None
+# ----------------------------------------------------------------------
+# binary trees, vectorized over many trees
+# ----------------------------------------------------------------------
+def _segments(offsets):
+    """Owner segment and local index of every element of concatenated arrays."""
+    sizes = np.diff(offsets)
+    owner = np.repeat(np.arange(sizes.shape[0]), sizes)
+    base = offsets[:-1][owner]
+    local = np.arange(offsets[-1], dtype=np.int64) - base
+    return owner, base, sizes[owner], local
 
 
-def _check_binary_tree(left, right, what):
-    """``left``/``right`` (-1 at leaves) form one binary tree rooted at 0.
+def _check_children(left, right, base, size, local, what):
+    """Children local to each tree, in range and after their parent; parents.
 
-    Children come after their parent and every node but the root has exactly
-    one parent, so traversals end and reach every node.
+    Returns the global parent of every node (-1 for the roots). With every
+    node but the roots having exactly one parent, earlier in its tree, each
+    tree is one binary tree rooted at its first node.
     """
-    n = left.shape[0]
-    nodes = np.arange(n)
-    split = left >= 0
-    if np.any(right[~split] >= 0) or np.any(right[split] < 0):
-        raise ValueError(f"{what}: a node has exactly one child")
-    children = np.concatenate([left[split], right[split]])
-    if (
-        np.any(left[split] <= nodes[split])
-        or np.any(right[split] <= nodes[split])
-        or np.any(children >= n)
-    ):
-        raise ValueError(f"{what}: children must come after their parent, in range")
-    if children.shape[0] != n - 1 or np.unique(children).shape[0] != n - 1:
+    split = left != -1
+    if np.any(right[~split] != -1):
+        raise ValueError(f"{what}: a node has a right child but no left child")
+    ls, rs, loc, sz = left[split], right[split], local[split], size[split]
+    if np.any((ls <= loc) | (ls >= sz) | (rs <= loc) | (rs >= sz)):
+        raise ValueError(
+            f"{what}: a child is out of range or does not come after its parent"
+        )
+    parents = np.flatnonzero(split)
+    children = np.concatenate([ls + base[split], rs + base[split]])
+    n_parents = np.bincount(children, minlength=left.shape[0])
+    if np.any(n_parents[local == 0] != 0) or np.any(n_parents[local != 0] != 1):
         raise ValueError(
             f"{what}: every node but the root must have exactly one parent"
         )
+    parent = np.full(left.shape[0], -1, dtype=np.int64)
+    parent[children] = np.concatenate([parents, parents])
+    return parent
 
 
-def _check_tree_arrays(left, right, n_pos, n_neg):
-    """The master-tree arrays of one tree: a binary tree in preorder, counts."""
-    _check_binary_tree(left, right, "tree")
-    split = left >= 0
-    if np.any(left[split] != np.flatnonzero(split) + 1):
-        raise ValueError("tree: the left child must follow its parent (preorder)")
-    if not (
-        np.all(np.isfinite(n_pos))
-        and np.all(n_pos >= 0)
-        and np.all(np.isfinite(n_neg))
-        and np.all(n_neg >= 0)
-    ):
-        raise ValueError("class counts must be finite and non-negative")
+def _depths(parent):
+    """Depth of every node from its parent pointers (pointer jumping)."""
+    depth = (parent >= 0).astype(np.int64)
+    ancestor = parent.copy()
+    active = np.flatnonzero(ancestor >= 0)
+    while active.shape[0]:
+        up = ancestor[active]
+        depth[active] += depth[up]
+        ancestor[active] = ancestor[up]
+        active = active[ancestor[active] >= 0]
+    return depth
 
 
-def unpack_structures(meta, arrays, n_features, prefix=""):
-    """Rebuild the structures packed by :func:`pack_structures`.
+def _check_preorder(left, right, owner, local, size, what):
+    """Numbering in depth-first preorder, left child first.
 
-    ``n_features`` is the model's number of input features. Raises
-    ``ValueError`` (with what is inconsistent) on malformed input.
+    In preorder, with +1 for an internal node and -1 for a leaf, the running
+    sum ``h`` before node i stays non-negative and ends at -1; the left child
+    of node i is i + 1 and its right child is the next node of its tree at
+    which ``h`` is back to ``h[i]`` (the first node after the left subtree).
     """
+    split = left != -1
+    step = np.where(split, 1, -1)
+    before = np.cumsum(step) - step  # global running sum before each node
+    start = before[local == 0]
+    h = before - start[owner]
+    end = h + step  # after the node
+    last = local == size - 1
+    if np.any(h < 0) or np.any(end[last] != -1):
+        raise ValueError(f"{what}: the nodes are not numbered in preorder")
+    if np.any(left[split] != local[split] + 1):
+        raise ValueError(f"{what}: a left child must follow its parent (preorder)")
+    order = np.lexsort((np.arange(h.shape[0]), h, owner))
+    same = (owner[order][1:] == owner[order][:-1]) & (h[order][1:] == h[order][:-1])
+    following = np.full(h.shape[0], -1, dtype=np.int64)
+    following[order[:-1][same]] = local[order[1:][same]]
+    if np.any(right[split] != following[split]):
+        raise ValueError(
+            f"{what}: a right child must follow its left subtree (preorder)"
+        )
 
-    def get(name):
-        return _get(arrays, name, prefix)
 
-    node_offsets = get("node_offsets").astype(np.int64)
-    n_nodes = int(node_offsets[-1]) if node_offsets.shape[0] else 0
-    left_all, right_all = get("children_left"), get("children_right")
-    n_pos_all, n_neg_all = get("n_pos"), get("n_neg")
-    for name, array in [
-        ("children_left", left_all),
-        ("children_right", right_all),
-        ("n_pos", n_pos_all),
-        ("n_neg", n_neg_all),
-    ]:
-        if array.shape != (n_nodes,):
-            raise ValueError(f"{name} has {array.shape} entries for {n_nodes} nodes")
+def subtree_ends(left, right):
+    """End (exclusive) of each node's subtree in a tree numbered in preorder.
+
+    The subtree of node i is the nodes ``i:ends[i]``: it ends after its
+    rightmost leaf, reached by following right children (pointer jumping).
+
+    Parameters
+    ----------
+    left, right : ndarray of int of shape (n_nodes,)
+        Children (-1 at leaves) of one checked tree numbered in preorder.
+
+    Returns
+    -------
+    ends : ndarray of int of shape (n_nodes,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank.model_io._structures import subtree_ends
+    >>> subtree_ends(np.array([1, 2, -1, -1, -1]), np.array([4, 3, -1, -1, -1]))
+    array([5, 4, 3, 4, 5])
+    """
+    nodes = np.arange(left.shape[0])
+    pointer = np.where(left != -1, right, nodes)
+    while True:
+        jumped = pointer[pointer]
+        if np.array_equal(jumped, pointer):
+            return pointer + 1
+        pointer = jumped
+
+
+def _check_counts(n_pos, n_neg, left, right, base, local, owner):
+    """Finite, non-negative counts; parents the sums of their children."""
+    for name, counts in (("n_pos", n_pos), ("n_neg", n_neg)):
+        if not np.all(np.isfinite(counts)) or np.any(counts < 0):
+            raise ValueError(f"the array {name} holds negative or non-finite counts")
+    roots = local == 0
+    if np.any(n_pos[roots] <= 0) or np.any(n_neg[roots] <= 0):
+        raise ValueError("a tree's root lacks positive or negative weight")
+    if np.any(n_pos + n_neg <= 0):
+        raise ValueError("a node of a tree holds no training weight")
+    split = np.flatnonzero(left != -1)
+    lc, rc = left[split] + base[split], right[split] + base[split]
+    scale = (n_pos + n_neg)[roots][owner[split]]
+    for name, counts in (("n_pos", n_pos), ("n_neg", n_neg)):
+        gap = np.abs(counts[split] - counts[lc] - counts[rc])
+        if np.any(gap > _COUNT_RTOL * scale):
+            raise ValueError(
+                f"{name}: a node's count is not the sum of its children's counts"
+            )
+    if np.any(n_pos[split] <= 0) or np.any(n_neg[split] <= 0):
+        raise ValueError("a split node lacks positive or negative weight")
+    gain = n_pos[lc] / n_pos[split] - n_neg[lc] / n_neg[split]
+    if not np.all(gain > 0):
+        raise ValueError("a split's left child is not better than its right child")
+    return split, gain
+
+
+# ----------------------------------------------------------------------
+# unpacking
+# ----------------------------------------------------------------------
+def unpack_structures(meta, arrays, expect):
+    """Rebuild and check the master trees packed by :func:`pack_structures`.
+
+    Parameters
+    ----------
+    meta : dict
+        The JSON facts written by :func:`pack_structures`.
+    arrays : dict of str to ndarray
+        The arrays read from the file.
+    expect : TreeExpectations
+        What the estimator's parameters say of the trees.
+
+    Returns
+    -------
+    structures : list of RankingTreeStructure
+
+    Raises
+    ------
+    ValueError
+        Naming the array and the inconsistency.
+    """
+    if not isinstance(meta, dict):
+        raise ValueError("structures must be a JSON object")
+    kind = meta.get("rule_kind")
+    expected_keys = {"rule_kind"} if kind == "engine" else {"rule_kind", "estimator"}
+    if kind not in ("engine", "linear") or set(meta) != expected_keys:
+        raise ValueError(f"unknown structures description {sorted(meta)[:5]}")
+    if kind != expect.rule_kind:
+        raise ValueError(
+            f"the trees have {kind} rules but the leafrank parameter says "
+            f"{expect.rule_kind} rules"
+        )
+    node_offsets = check_array(arrays, "node_offsets", kinds="iu", dtype=np.int64)
     if (
         node_offsets.shape[0] < 2
         or node_offsets[0] != 0
         or np.any(np.diff(node_offsets) <= 0)
     ):
-        raise ValueError("node offsets must start at 0 and increase")
-    kind = meta.get("rule_kind")
+        raise ValueError("the array node_offsets must start at 0 and increase")
+    n_nodes = int(node_offsets[-1])
+    shape = (n_nodes,)
+    bounds = (-1, int(np.diff(node_offsets).max()) - 1)
+    left = check_array(
+        arrays, "children_left", kinds="iu", shape=shape, bounds=bounds, dtype=np.int64
+    )
+    right = check_array(
+        arrays, "children_right", kinds="iu", shape=shape, bounds=bounds, dtype=np.int64
+    )
+    n_pos = check_array(arrays, "n_pos", kinds="iuf", shape=shape, dtype=np.float64)
+    n_neg = check_array(arrays, "n_neg", kinds="iuf", shape=shape, dtype=np.float64)
+    owner, base, size, local = _segments(node_offsets)
+    parent = _check_children(left, right, base, size, local, "tree")
+    _check_preorder(left, right, owner, local, size, "tree")
+    if expect.max_depth is not None and np.any(_depths(parent) > expect.max_depth):
+        raise ValueError(f"a tree is deeper than max_depth={expect.max_depth}")
+    split, gain = _check_counts(n_pos, n_neg, left, right, base, local, owner)
+    trees = (node_offsets, left, right, n_pos, n_neg)
     if kind == "engine":
-        return _unpack_engine(
-            get, node_offsets, left_all, right_all, n_pos_all, n_neg_all, n_features
-        )
-    if kind == "linear":
-        return _unpack_linear(
-            get, meta, node_offsets, left_all, right_all, n_pos_all, n_neg_all
-        )
-    raise ValueError(f"unknown rule kind {kind!r}")
+        return _unpack_engine(arrays, trees, split, owner, expect)
+    return _unpack_linear(meta, arrays, trees, split, gain, expect)
 
 
-def _unpack_engine(
-    get, node_offsets, left_all, right_all, n_pos_all, n_neg_all, n_features
-):
+def _unpack_engine(arrays, trees, split, owner, expect):
+    node_offsets, left, right, n_pos, n_neg = trees
     n_trees = node_offsets.shape[0] - 1
-    rule_offsets = get("rule_offsets").astype(np.int64)
-    fields = {name: get("rule_" + name) for name in _ENGINE_RULE_FIELDS}
-    n_rule_nodes = fields["feature"].shape[0]
+    fields = {}
+    for name, field in RULE_FIELDS.items():
+        fields[name] = check_array(
+            arrays, "rule_" + name, kinds=field.kinds, shape=(None,), dtype=field.dtype
+        )
+    lengths = [array.shape[0] for array in fields.values()]
+    n_rule_nodes = max(set(lengths), key=lengths.count)  # the odd one is named
     for name, array in fields.items():
         if array.shape != (n_rule_nodes,):
-            raise ValueError(f"rule_{name} has shape {array.shape}")
+            raise ValueError(
+                f"the array rule_{name} has {array.shape[0]} entries for "
+                f"{n_rule_nodes} rule nodes"
+            )
+    rule_offsets = check_array(
+        arrays, "rule_offsets", kinds="iu", shape=(n_trees + 1,), dtype=np.int64
+    )
     if (
-        rule_offsets.shape != (n_trees + 1,)
-        or rule_offsets[0] != 0
+        rule_offsets[0] != 0
         or rule_offsets[-1] != n_rule_nodes
         or np.any(np.diff(rule_offsets) < 0)
     ):
-        raise ValueError("rule offsets do not match the rules")
-    set_offsets = get("category_set_offsets").astype(np.int64)
-    category_sets = get("category_sets")
+        raise ValueError("the array rule_offsets does not partition the rules")
+    n_cuts = check_array(arrays, "n_cuts", kinds="iu", shape=(n_trees,))
+    if np.any(n_cuts != 2**expect.rule_max_depth - 1):
+        raise ValueError(
+            f"n_cuts must be 2**max_depth - 1 = {2**expect.rule_max_depth - 1} "
+            "for the LeafRank's max_depth"
+        )
+    starts, stops = [], []
+    for name, out in (("rule_start", starts), ("rule_stop", stops)):
+        out.append(
+            check_array(
+                arrays,
+                name,
+                kinds="iu",
+                shape=(node_offsets[-1],),
+                bounds=(-1, max(n_rule_nodes, 0)),
+                dtype=np.int64,
+            )
+        )
+    start, stop = starts[0], stops[0]
+    leaf = left == -1
+    if np.any(start[leaf] != -1) or np.any(stop[leaf] != -1):
+        raise ValueError("rule_start and rule_stop must be -1 at the leaves")
+    # the rules of the internal nodes tile the rule arrays, in node order
+    base = rule_offsets[owner[split]]
+    first, last = start[split] + base, stop[split] + base
+    if np.any(start[split] < 0) or np.any(last <= first):
+        raise ValueError("a rule range is empty or out of bounds")
+    expected_first = np.concatenate([[0], last[:-1]])
     if (
-        category_sets.ndim != 2
-        or category_sets.shape[1] != 4
-        or set_offsets.shape != (n_trees + 1,)
-        or set_offsets[0] != 0
+        np.any(first != expected_first)
+        or (last.shape[0] and last[-1] != n_rule_nodes)
+        or (not last.shape[0] and n_rule_nodes)
+        or np.any(last > rule_offsets[owner[split] + 1])
+    ):
+        raise ValueError(
+            "the rules of the internal nodes must tile the rule arrays, in node order"
+        )
+    _check_engine_rules(fields, first, last, expect)
+    set_offsets = check_array(
+        arrays, "category_set_offsets", kinds="iu", shape=(n_trees + 1,), dtype=np.int64
+    )
+    category_sets = check_array(
+        arrays, "category_sets", kinds="u", ndim=2, shape=(None, 4), dtype=np.uint64
+    )
+    if (
+        set_offsets[0] != 0
         or set_offsets[-1] != category_sets.shape[0]
         or np.any(np.diff(set_offsets) < 0)
     ):
-        raise ValueError("category sets do not match their offsets")
-    rule_start_all, rule_stop_all = get("rule_start"), get("rule_stop")
-    n_cuts = get("n_cuts")
-    if rule_start_all.shape != left_all.shape or rule_stop_all.shape != left_all.shape:
-        raise ValueError("rule ranges must have one entry per node")
-    if n_cuts.shape != (n_trees,) or np.any(n_cuts < 1):
-        raise ValueError("n_cuts must be a positive number per tree")
-    if np.any(np.isnan(fields["threshold"])):
-        raise ValueError("a rule has a NaN threshold")
-    if np.any(fields["feature"] >= n_features):
-        raise ValueError("a rule uses a feature index out of range")
+        raise ValueError("the array category_set_offsets does not partition the sets")
     structures = []
     for t in range(n_trees):
         a, b = int(node_offsets[t]), int(node_offsets[t + 1])
-        left, right = left_all[a:b], right_all[a:b]
-        _check_tree_arrays(left, right, n_pos_all[a:b], n_neg_all[a:b])
         r0, r1 = int(rule_offsets[t]), int(rule_offsets[t + 1])
         c0, c1 = int(set_offsets[t]), int(set_offsets[t + 1])
+        category = fields["category"][r0:r1]
+        if np.any(category < -1) or np.any(category >= c1 - c0):
+            raise ValueError("a categorical split refers to a missing category set")
         rules = SplitRules(
             **{name: array[r0:r1] for name, array in fields.items()},
             category_sets=category_sets[c0:c1],
         )
-        start, stop = rule_start_all[a:b], rule_stop_all[a:b]
-        _check_rules(rules, left >= 0, start, stop)
         structures.append(
             RankingTreeStructure(
-                left,
-                right,
-                n_pos_all[a:b],
-                n_neg_all[a:b],
+                left[a:b],
+                right[a:b],
+                n_pos[a:b],
+                n_neg[a:b],
                 rules=rules,
-                rule_start=start,
-                rule_stop=stop,
-                n_features=n_features,
+                rule_start=start[a:b],
+                rule_stop=stop[a:b],
+                n_features=expect.n_features,
                 n_cuts=int(n_cuts[t]),
             )
         )
     return structures
 
 
-def _check_rules(rules, internal, start, stop):
-    """Each internal node's rule: a binary tree over its range, split at the root."""
-    n = rules.n_nodes
-    if (
-        np.any(start[internal] < 0)
-        or np.any(stop[internal] > n)
-        or np.any(stop[internal] <= start[internal])
-    ):
-        raise ValueError("a rule range is out of bounds")
-    for a, b in zip(start[internal], stop[internal]):
-        left = rules.child_left[a:b]
-        if left[0] < 0:
-            raise ValueError("a rule's root must be a split")
-        _check_binary_tree(left, rules.child_right[a:b], "rule")
-        if np.any(rules.feature[a:b][left >= 0] < 0):
-            raise ValueError("a rule splits on a negative feature index")
-
-
-def _unpack_linear(get, meta, node_offsets, left_all, right_all, n_pos_all, n_neg_all):
-    all_features = get("all_features")
-    feature_offsets, feature_values = get("feature_offsets"), get("feature_values")
-    if all_features.shape != left_all.shape:
-        raise ValueError("all_features must have one entry per node")
-    if np.any(np.diff(feature_offsets) < 0):
-        raise ValueError("offsets must increase")
-    n_cuts, gain = get("rule_n_cuts"), get("rule_gain")
-    imp_offsets, importances = get("rule_importance_offsets"), get("rule_importances")
-    n_rules = n_cuts.shape[0]
-    if int(np.sum(left_all >= 0)) != n_rules or gain.shape != (n_rules,):
-        raise ValueError("the number of rules does not match the internal nodes")
-    offsets, coef = get("rule_coef_offsets"), get("rule_coef")
-    intercept, flip = get("rule_intercept"), get("rule_flip")
-    names = meta.get("estimator_names", ["linear classifier"] * n_rules)
-    rules = [
-        FrozenLinearLeafRank(
-            coef[offsets[r] : offsets[r + 1]],
-            intercept[r],
-            flip[r],
-            importances[imp_offsets[r] : imp_offsets[r + 1]],
-            n_cuts[r],
-            gain[r],
-            estimator_name=str(names[r]),
+def _check_engine_rules(fields, first, last, expect):
+    """Every rule a proper binary tree over its range; fields canonical."""
+    if not first.shape[0]:
+        return
+    offsets = np.concatenate([first, last[-1:]])
+    owner, base, size, local = _segments(offsets)
+    cl, cr = (
+        fields["child_left"].astype(np.int64),
+        fields["child_right"].astype(np.int64),
+    )
+    parent = _check_children(cl, cr, base, size, local, "rule")
+    split = cl != -1
+    if np.any(cr[split] != cl[split] + 1):
+        raise ValueError("rule: the children of a split must be consecutive")
+    if not np.all(split[local == 0]):
+        raise ValueError("rule: a rule's root must be a split")
+    if np.any(_depths(parent) > expect.rule_max_depth):
+        raise ValueError(
+            f"rule: a rule is deeper than the LeafRank's max_depth="
+            f"{expect.rule_max_depth}"
         )
-        for r in range(n_rules)
-    ]
-    structures, rule_index = [], 0
+    for name, field in RULE_FIELDS.items():
+        values = fields[name]
+        if field.finite is not None:
+            allowed = np.isfinite(values)
+            if field.finite == "finite or +inf":
+                allowed |= values == np.inf
+            if not np.all(allowed):
+                raise ValueError(
+                    f"the array rule_{name} holds values that are not "
+                    f"{field.finite} (NaN or infinity)"
+                )
+        for mask, value, where in (
+            (~split, field.at_leaves, "inner leaves"),
+            (split, field.at_splits, "splits"),
+        ):
+            if value is not None and np.any(values[mask] != value):
+                raise ValueError(f"the array rule_{name} must be {value} at {where}")
+    feature = fields["feature"][split]
+    if np.any(feature < 0) or np.any(feature >= expect.n_features):
+        raise ValueError(
+            f"rule: a split uses a feature index out of range [0, {expect.n_features})"
+        )
+    left_leaf = fields["left_leaf"]
+    n_left = np.bincount(owner, weights=left_leaf & ~split, minlength=first.shape[0])
+    n_leaves = np.bincount(owner, weights=~split, minlength=first.shape[0])
+    if np.any(n_left == 0) or np.any(n_left == n_leaves):
+        raise ValueError("rule: a rule must have inner leaves on both sides")
+
+
+def _unpack_linear(meta, arrays, trees, split, gain, expect):
+    node_offsets, left, right, n_pos, n_neg = trees
+    name = meta.get("estimator")
+    n_rules = split.shape[0]
+    if n_rules and name != expect.estimator_name:
+        raise ValueError(
+            f"the rules come from {name!r} but the leafrank parameter holds "
+            f"{expect.estimator_name!r}"
+        )
+    shape = (n_rules,)
+    all_features = check_array(arrays, "rule_all_features", kinds="b", shape=shape)
+    feature_offsets = check_array(
+        arrays, "rule_feature_offsets", kinds="iu", shape=(n_rules + 1,), dtype=np.int64
+    )
+    features = check_array(
+        arrays,
+        "rule_features",
+        kinds="iu",
+        bounds=(0, expect.n_features - 1),
+        dtype=np.intp,
+    )
+    widths = np.diff(feature_offsets)
+    if (
+        feature_offsets[0] != 0
+        or np.any(widths < 0)
+        or feature_offsets[-1] != features.shape[0]
+    ):
+        raise ValueError("the array rule_feature_offsets does not partition features")
+    n_node = expect.n_node_features
+    if n_node is None:
+        if not np.all(all_features) or np.any(widths != 0):
+            raise ValueError("every rule uses all the features (no max_features_node)")
+    elif np.any(all_features) or np.any(widths != n_node):
+        raise ValueError(f"every rule must use max_features_node={n_node} features")
+    if features.shape[0]:
+        owner = np.repeat(np.arange(n_rules), widths)
+        increasing = np.diff(features) > 0
+        if not np.all(increasing | (owner[1:] != owner[:-1])):
+            raise ValueError("a rule's features must be distinct and increasing")
+    width = np.where(all_features, expect.n_features, widths)
+    coef_offsets = check_array(
+        arrays, "rule_coef_offsets", kinds="iu", shape=(n_rules + 1,), dtype=np.int64
+    )
+    coef = check_array(arrays, "rule_coef", kinds="iuf", finite=True, dtype=np.float64)
+    if (
+        coef_offsets[0] != 0
+        or np.any(np.diff(coef_offsets) != width)
+        or coef_offsets[-1] != coef.shape[0]
+    ):
+        raise ValueError("the array rule_coef_offsets does not match the features")
+    intercept = check_array(
+        arrays,
+        "rule_intercept",
+        kinds="iuf",
+        shape=shape,
+        finite=True,
+        dtype=np.float64,
+    )
+    flip = check_array(arrays, "rule_flip", kinds="b", shape=shape)
+    n_cuts = check_array(arrays, "rule_n_cuts", kinds="iu", shape=shape)
+    if np.any(n_cuts != width):
+        raise ValueError("a linear rule's n_cuts must be its number of features")
+    rule_gain = check_array(
+        arrays, "rule_gain", kinds="iuf", shape=shape, bounds=(0, 1), dtype=np.float64
+    )
+    if np.any(np.abs(rule_gain - gain) > _GAIN_ATOL):
+        raise ValueError("a linear rule's gain does not match the tree's counts")
+    rules = []
+    for r in range(n_rules):
+        c = coef[coef_offsets[r] : coef_offsets[r + 1]]
+        weights = np.abs(c)
+        total = weights.sum()
+        rules.append(
+            FrozenLinearLeafRank(
+                c,
+                intercept[r],
+                flip[r],
+                weights / total if total > 0 else weights,
+                n_cuts[r],
+                rule_gain[r],
+                estimator_name=str(name),
+            )
+        )
+    node_rule = np.full(left.shape[0], -1, dtype=np.int64)
+    node_rule[split] = np.arange(n_rules)
+    structures = []
     for t in range(node_offsets.shape[0] - 1):
         a, b = int(node_offsets[t]), int(node_offsets[t + 1])
-        left, right = left_all[a:b], right_all[a:b]
-        _check_tree_arrays(left, right, n_pos_all[a:b], n_neg_all[a:b])
-        leafranks, features = [], []
-        for node in range(a, b):
-            if left_all[node] < 0:
+        leafranks, node_features = [], []
+        for r in node_rule[a:b]:
+            if r < 0:
                 leafranks.append(None)
-                features.append(None)
-                continue
-            leafranks.append(rules[rule_index])
-            rule_index += 1
-            if all_features[node]:
-                features.append(None)
+                node_features.append(None)
             else:
-                features.append(
-                    feature_values[
-                        feature_offsets[node] : feature_offsets[node + 1]
-                    ].astype(np.intp)
+                leafranks.append(rules[r])
+                node_features.append(
+                    None
+                    if all_features[r]
+                    else features[feature_offsets[r] : feature_offsets[r + 1]]
                 )
         structures.append(
             RankingTreeStructure(
-                left, right, n_pos_all[a:b], n_neg_all[a:b], leafranks, features
+                left[a:b], right[a:b], n_pos[a:b], n_neg[a:b], leafranks, node_features
             )
         )
     return structures

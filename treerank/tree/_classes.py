@@ -12,7 +12,12 @@ from sklearn.model_selection import StratifiedKFold, check_cv
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from treerank.base import RankingMixin, calibrate_buckets, quantile_calibration
+from treerank.base import (
+    RankingMixin,
+    calibrate_buckets,
+    calibrated_probability,
+    quantile_calibration,
+)
 from treerank.engine import BinMapper, grow_ranking_tree
 from treerank.metrics._roc import roc_auc_score
 from treerank.tree._growing import grow_ranking_tree as grow_node_by_node
@@ -454,6 +459,11 @@ default=None
         -------
         self : TreeRank
         """
+        return self._fit(X, y, sample_weight, calibrate=True)
+
+    def _fit(self, X, y, sample_weight, *, calibrate):
+        """``fit``; without ``calibrate`` the leaves keep their training rates
+        (the trees of a forest, which calibrates its own scores)."""
         if self.pruning is not None and self.ccp_alpha != 0:
             raise ValueError(
                 f"ccp_alpha={self.ccp_alpha} is only used with pruning=None; got "
@@ -480,8 +490,10 @@ default=None
         else:
             self.ccp_alpha_ = float(self.ccp_alpha)
             structure = self._prune_structure(self.ccp_alpha_)
-        self._quantile_calibration = self._out_of_fold_calibration(
-            X, y01, sample_weight, rng, data
+        self._quantile_calibration = (
+            self._out_of_fold_calibration(X, y01, sample_weight, rng, data)
+            if calibrate
+            else None
         )
         self._set_tree(structure)
         return self
@@ -505,7 +517,9 @@ default=None
             )
             return
         knots, proba = calibration
-        self.leaf_proba_ = np.interp(_leaf_quantiles(structure), knots, proba)
+        self.leaf_proba_ = calibrated_probability(
+            _leaf_quantiles(structure), knots, proba
+        )
         self.n_positive_leaves_ = int(np.count_nonzero(self.leaf_proba_ > 0.5))
 
     # ------------------------------------------------------------------

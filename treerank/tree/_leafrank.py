@@ -36,7 +36,7 @@ from numbers import Integral
 from typing import NamedTuple
 
 import numpy as np
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils import check_random_state, get_tags
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
@@ -48,7 +48,7 @@ from treerank.utils._sklearn_compat import (
     StrOptions,
     validate_data,
 )
-from treerank.utils.validation import check_bipartite_target, check_sample_weight
+from treerank.utils.validation import check_sample_weight, check_training_target
 
 __all__ = [
     "BaseLeafRank",
@@ -309,14 +309,25 @@ def _local_rates(y, sample_weight, mask):
     return beta, alpha
 
 
-class BaseLeafRank(BaseEstimator):
+class BaseLeafRank(ClassifierMixin, BaseEstimator):
     """Base class of LeafRanks: validation shared by the implementations.
 
     Subclasses implement ``_fit_arrays(X, y01, sample_weight)`` and
     ``_goes_left_arrays(X)`` on validated float64 arrays;
     the public ``fit`` and ``goes_left`` validate and call them. See the
     module docstring for the protocol.
+
+    For scikit-learn, a LeafRank is a binary classifier (tags: classifier,
+    binary only): the splitter solves a class-balanced classification, and
+    :meth:`predict` returns the positive class (``classes_[1]``) on the left
+    side, :meth:`score` its balanced accuracy ``(1 + TPR - FPR) / 2``, the
+    criterion the split maximizes.
     """
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
 
     def fit(self, X, y, sample_weight=None):
         """Learn the split of a node.
@@ -335,8 +346,10 @@ class BaseLeafRank(BaseEstimator):
         self : object
         """
         self._validate_params()
-        X, y01, sample_weight = self._validate_fit_input(X, y, sample_weight)
-        return self._fit_arrays(X, y01, sample_weight)
+        X, y01, classes, sample_weight = self._validate_fit_input(X, y, sample_weight)
+        self._fit_arrays(X, y01, sample_weight)
+        self.classes_ = classes
+        return self
 
     def goes_left(self, X):
         """Whether each point goes to the left (better) child.
@@ -355,6 +368,58 @@ class BaseLeafRank(BaseEstimator):
         )
         return self._goes_left_arrays(X)
 
+    def predict(self, X):
+        """The positive class on the left (better) side, the negative elsewhere.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            ``classes_[1]`` where :meth:`goes_left` is True, else ``classes_[0]``.
+        """
+        check_is_fitted(self)
+        return self.classes_[self.goes_left(X).astype(np.intp)]
+
+    def score(self, X, y, sample_weight=None):
+        """Balanced accuracy of :meth:`predict`: ``(1 + TPR - FPR) / 2``.
+
+        The class-balanced criterion a LeafRank maximizes (local TPR minus
+        local FPR, up to an affine map), not the plain accuracy. With a
+        single class in ``y``, the rate of that class.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            True labels, among ``classes_``.
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        score : float
+        """
+        check_is_fitted(self)
+        left = self.goes_left(X)
+        y = np.asarray(y).ravel()
+        if y.shape != left.shape:
+            raise ValueError(f"y has {y.shape[0]} labels for {left.shape[0]} rows.")
+        if not np.all(np.isin(y, self.classes_)):
+            raise ValueError(
+                f"y holds labels other than the classes {self.classes_.tolist()}."
+            )
+        weight = check_sample_weight(sample_weight, y.shape[0])
+        is_positive = y == self.classes_[1]
+        rates = []  # the true positive and true negative rates
+        for rows, side in ((is_positive, True), (~is_positive, False)):
+            if weight[rows].sum() > 0:
+                rates.append(np.average(left[rows] == side, weights=weight[rows]))
+        if not rates:
+            raise ValueError("sample_weight is all zero: the score is undefined.")
+        return float(np.mean(rates))
+
     def _validate_fit_input(self, X, y, sample_weight):
         X, y = validate_data(
             self,
@@ -364,9 +429,10 @@ class BaseLeafRank(BaseEstimator):
             dtype=np.float64,
             ensure_all_finite="allow-nan",
         )
-        y01, _ = check_bipartite_target(y)
-        sample_weight = check_sample_weight(sample_weight, X.shape[0])
-        return X, y01, sample_weight
+        y01, classes, sample_weight = check_training_target(
+            y, sample_weight, X.shape[0]
+        )
+        return X, y01, classes, sample_weight
 
     def _format_feature(self, index, feature_names):
         if feature_names is None:
@@ -445,6 +511,9 @@ class LeafRank(BaseLeafRank):
     feature_importances_ : ndarray of shape (n_features,)
         Criterion improvements of the inner tree's splits per feature,
         normalized.
+    classes_ : ndarray of shape (2,)
+        The labels, negative first: :meth:`predict` returns ``classes_[1]``
+        on the left side.
     n_features_in_ : int
         Number of features seen during fit.
 
@@ -522,6 +591,7 @@ class LeafRank(BaseLeafRank):
 
     def _fit_arrays(self, X, y01, sample_weight):
         self.n_features_in_ = X.shape[1]
+        self.classes_ = np.array([0, 1])
         rows = np.flatnonzero(sample_weight > 0)
         pos = y01[rows] == 1
         if not pos.any() or pos.all():
@@ -673,6 +743,9 @@ class ClassifierLeafRank(BaseLeafRank):
     feature_importances_ : ndarray of shape (n_features,)
         Normalized ``|coef_|`` for linear models, the estimator's own
         ``feature_importances_`` if it has some, else uniform.
+    classes_ : ndarray of shape (2,)
+        The labels, negative first: :meth:`predict` returns ``classes_[1]``
+        on the left side.
 
     Examples
     --------
@@ -704,6 +777,7 @@ class ClassifierLeafRank(BaseLeafRank):
 
     def _fit_arrays(self, X, y01, sample_weight):
         self.n_features_in_ = X.shape[1]
+        self.classes_ = np.array([0, 1])
         if not has_fit_parameter(self.estimator, "sample_weight"):
             raise ValueError(
                 f"estimator {type(self.estimator).__name__} does not accept "
