@@ -117,6 +117,9 @@ def _estimator_classes():
 def _literal_or_call(node, classes):
     if isinstance(node, ast.Call):
         return _build_call(node, classes)
+    if isinstance(node, (ast.List, ast.Tuple)):  # e.g. a list of LeafRanks
+        items = [_literal_or_call(item, classes) for item in node.elts]
+        return items if isinstance(node, ast.List) else tuple(items)
     try:
         return ast.literal_eval(node)
     except ValueError:

@@ -19,6 +19,10 @@ from treerank.model_io._structures import (
 )
 from treerank.tree._classes import TreeRank
 from treerank.tree._leafrank import ClassifierLeafRank, LeafRank
+from treerank.tree._linear import LinearLeafRank
+
+# LeafRanks whose parameters are all primitives, saved by class name
+_PLAIN_LEAFRANKS = {cls.__name__: cls for cls in (LeafRank, LinearLeafRank)}
 
 __all__ = ["decode_estimator", "encode_estimator", "load_model", "save_model"]
 
@@ -52,9 +56,10 @@ def _encode_params(params, not_saved, prefix=""):
 def _encode_leafrank(leafrank, not_saved):
     if leafrank is None:
         return None
-    if isinstance(leafrank, LeafRank):
+    plain = [name for name, cls in _PLAIN_LEAFRANKS.items() if isinstance(leafrank, cls)]
+    if plain:
         return {
-            "class": "LeafRank",
+            "class": plain[0],
             "params": _encode_params(
                 leafrank.get_params(deep=False), not_saved, "leafrank__"
             ),
@@ -91,8 +96,8 @@ def _decode_leafrank(encoded):
         return None
     if not isinstance(encoded, dict):
         raise ValueError("leafrank must be a JSON object")
-    if encoded.get("class") == "LeafRank":
-        return LeafRank(**encoded["params"])
+    if encoded.get("class") in _PLAIN_LEAFRANKS:
+        return _PLAIN_LEAFRANKS[encoded["class"]](**encoded["params"])
     if encoded.get("class") == "ClassifierLeafRank":
         spec = encoded["estimator"]
         cls = LINEAR_CLASSIFIERS.get(spec.get("class"))

@@ -127,7 +127,13 @@ def pack_structures(structures):
         return _pack_engine(structures, arrays), arrays
     if any(engine):
         raise ValueError("All the splitting rules of a model must be of one kind.")
-    rules = [r for s in structures for r in s.leafranks if r is not None]
+    # a rule with a frozen form (LinearLeafRank.freeze) is saved as that
+    rules = [
+        getattr(r, "freeze", lambda r=r: r)()
+        for s in structures
+        for r in s.leafranks
+        if r is not None
+    ]
     for rule in rules:
         _rule_kind(rule)
     features = [f for s in structures for f in s.features]

@@ -287,6 +287,12 @@ class FrozenLinearLeafRank(_FrozenBase):
 
     def describe(self, feature_names=None):
         """A human-readable description of the left (better) side."""
+        if self.estimator_name == "LinearLeafRank":
+            from treerank.tree._linear import describe_linear_rule
+
+            return describe_linear_rule(
+                self.coef, self.intercept, self.flip_, self._name(feature_names)
+            )
         return describe_linear(
             self.coef, self.intercept, self.flip_, self._name(feature_names)
         )

@@ -237,12 +237,13 @@ def _threshold(low, high, inclusive_high):
     return middle if middle < high else low
 
 
-def describe_linear_rule(coef, intercept, flip, name, missing=None):
+def describe_linear_rule(coef, intercept, flip, name):
     """Text of the rule ``left if (coef.x + intercept > 0) != flip``.
 
-    Written with the non-zero terms only, as ``left if 0.5*a - 2*b > 1``
-    (``>=`` or ``<=`` where the rule is inclusive), followed by where rows with a
-    missing value go when ``missing`` is true.
+    Written with the non-zero terms only, as ``left if 0.5*a - 2*b > 1``. A
+    flipped rule is inclusive and sends the rows with a missing value left
+    (see :class:`~treerank.tree.FrozenLinearLeafRank`), which the text says;
+    otherwise they go right, as a condition on a missing value does not hold.
 
     Examples
     --------
@@ -252,12 +253,12 @@ def describe_linear_rule(coef, intercept, flip, name, missing=None):
     ...                      lambda i: "abc"[i])
     'left if 0.5*a - 2*c > 1'
     >>> describe_linear_rule(np.array([-0.5, 0.0, 2.0]), 1.0, True,
-    ...                      lambda i: "abc"[i], missing=True)
-    'left if 0.5*a - 2*c >= 1 (or a value missing)'
+    ...                      lambda i: "abc"[i])
+    'left if 0.5*a - 2*c >= 1 (missing values: left)'
     """
     used = np.flatnonzero(coef)
     if used.shape[0] == 0:
-        return "no split (left side empty)"
+        return "no split (left side empty)" if not flip else "left if a value is missing"
     # left iff c.x > -b; with flip, left iff c.x <= -b iff (-c).x >= b
     sign = -1.0 if flip else 1.0
     terms = []
@@ -270,9 +271,7 @@ def describe_linear_rule(coef, intercept, flip, name, missing=None):
             terms.append(("+ " if c > 0 else "- ") + text)
     op = ">=" if flip else ">"
     rule = f"left if {' '.join(terms)} {op} {-sign * float(intercept):.6g}"
-    if missing:
-        rule += " (or a value missing)" if flip else " (a missing value: right)"
-    return rule
+    return rule + " (missing values: left)" if flip else rule
 
 
 class LinearLeafRank(BaseLeafRank):
@@ -298,8 +297,8 @@ class LinearLeafRank(BaseLeafRank):
     missing value in a feature the rule uses has no projection and goes to
     one side as a whole: the side, chosen jointly with the threshold, that
     maximizes the local TPR - FPR. When the node has no such row, missing
-    values go to the side of the class-balanced mean. Missing values in
-    features the rule does not use are ignored.
+    values go to the side of larger weight, as in :class:`LeafRank`. Missing
+    values in features the rule does not use are ignored.
 
     Read more in the :ref:`User Guide <linear_leafrank>`.
 
@@ -457,7 +456,6 @@ class LinearLeafRank(BaseLeafRank):
         self.gain_ = 0.0
         self.n_cuts_ = max(1, int(features.shape[0]))
         self._importances = np.zeros(n_features)
-        self._saw_missing = False
         return self
 
     def _fit_arrays(self, X, y01, sample_weight):
@@ -481,7 +479,7 @@ class LinearLeafRank(BaseLeafRank):
         if features.shape[0] == 0:
             return self._set_empty(n_features, features)
         balanced = np.where(pos, w_fit / (2 * total_pos), w_fit / (2 * total_neg))
-        direction, center, scale, self.shrinkage_ = fisher_direction(
+        direction, _, scale, self.shrinkage_ = fisher_direction(
             X_fit[:, features], y_fit, balanced, self.shrinkage
         )
         if not np.any(direction):
@@ -494,13 +492,13 @@ class LinearLeafRank(BaseLeafRank):
         )
         if gain <= 0:
             return self._set_empty(n_features, features)
-        saw_missing = bool(np.isnan(projection).any())
-        if not saw_missing:
-            # no missing row to learn from: they go where the class-balanced
-            # mean goes
-            at_center = float(coef[features] @ center)
-            threshold = _threshold(low, high, inclusive_high=upper)
-            missing_left = (at_center > threshold) if upper else (at_center < threshold)
+        if not np.isnan(projection).any():
+            # no missing row to learn from: at prediction, missing values go
+            # to the side of larger weight (as in LeafRank)
+            # (right on a tie)
+            weight_upper = w_fit[projection >= high].sum()
+            weight_left = weight_upper if upper else w_fit.sum() - weight_upper
+            missing_left = bool(weight_left > w_fit.sum() - weight_left)
         # left = upper side {s > t} or {s >= t}, lower side {s <= t} or {s < t};
         # flip_ is where missing rows go, which fixes the sign of the rule:
         #   upper, missing right: s - t > 0            (coef, -t, flip False)
@@ -519,7 +517,6 @@ class LinearLeafRank(BaseLeafRank):
         importances = np.zeros(n_features)
         importances[features] = np.abs(direction)
         self._importances = importances / importances.sum()
-        self._saw_missing = saw_missing
         left = self._goes_left_arrays(X_fit)
         self.gain_ = float(
             w_fit[left & pos].sum() / total_pos - w_fit[left & ~pos].sum() / total_neg
@@ -545,8 +542,8 @@ class LinearLeafRank(BaseLeafRank):
     def describe(self, feature_names=None):
         """The rule as text: ``left if 0.5*age - 2*bmi > 1``.
 
-        Only the features the rule uses appear; where rows with a missing
-        value go is told when the node had some.
+        Only the features the rule uses appear, and where rows with a
+        missing value go when it is left.
 
         Parameters
         ----------
@@ -564,7 +561,6 @@ class LinearLeafRank(BaseLeafRank):
             self.intercept_,
             self.flip_,
             lambda index: self._format_feature(index, feature_names),
-            missing=self._saw_missing,
         )
 
     def freeze(self):
