@@ -62,9 +62,7 @@ def test_threshold_is_the_best_cut_of_the_projection(seed):
     # missing rows on either side
     X, y, w = _data(seed, missing=0.1 if seed % 2 else 0.0)
     min_samples_leaf = 1 + seed % 4
-    split = LinearLeafRank(min_samples_leaf=min_samples_leaf).fit(
-        X, y, sample_weight=w
-    )
+    split = LinearLeafRank(min_samples_leaf=min_samples_leaf).fit(X, y, sample_weight=w)
     s = linear_decision(X, split.coef_, 0.0)
     best = _brute_force_cut(s, y, w, min_samples_leaf)
     assert split.gain_ == pytest.approx(best, abs=1e-12)
@@ -304,7 +302,7 @@ def test_forest_sets_max_features_and_ranks_a_linear_problem():
     X = rng.normal(size=(1200, 6))
     y = (X @ [1.0, 1.0, 1.0, 0.5, 0, 0] + 0.5 * rng.normal(size=1200) > 0).astype(int)
     X_test = rng.normal(size=(3000, 6))
-    y_test = (X_test @ [1.0, 1.0, 1.0, 0.5, 0, 0] + 0.5 * rng.normal(size=3000) > 0)
+    y_test = X_test @ [1.0, 1.0, 1.0, 0.5, 0, 0] + 0.5 * rng.normal(size=3000) > 0
     sqrt = RankingForest(n_estimators=2, leafrank=LinearLeafRank(), random_state=0)
     sqrt.fit(X, y)
     assert sqrt.estimators_[0].leafrank.max_features == "sqrt"
@@ -317,9 +315,7 @@ def test_forest_sets_max_features_and_ranks_a_linear_problem():
         aggregation="mean",
         random_state=0,
     ).fit(X, y)
-    boxes = RankingForest(n_estimators=20, aggregation="mean", random_state=0).fit(
-        X, y
-    )
+    boxes = RankingForest(n_estimators=20, aggregation="mean", random_state=0).fit(X, y)
     assert linear.score(X_test, y_test) > boxes.score(X_test, y_test) + 0.01
 
 
@@ -465,9 +461,7 @@ def test_mixed_in_a_forest():
     assert all(r.leafrank_.max_features == "sqrt" for r in rules)
     assert forest.score(X, y) > 0.8
     structure = forest.estimators_[0].tree_
-    np.testing.assert_array_equal(
-        structure.apply_node_by_node(X), structure.apply(X)
-    )
+    np.testing.assert_array_equal(structure.apply_node_by_node(X), structure.apply(X))
 
 
 def test_local_gain_and_freeze_helpers():

@@ -56,7 +56,9 @@ def _encode_params(params, not_saved, prefix=""):
 def _encode_leafrank(leafrank, not_saved):
     if leafrank is None:
         return None
-    plain = [name for name, cls in _PLAIN_LEAFRANKS.items() if isinstance(leafrank, cls)]
+    plain = [
+        name for name, cls in _PLAIN_LEAFRANKS.items() if isinstance(leafrank, cls)
+    ]
     if plain:
         return {
             "class": plain[0],

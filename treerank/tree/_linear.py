@@ -1,4 +1,4 @@
-"""LinearLeafRank: an oblique split, a class-balanced linear rule cut at its best threshold.
+"""LinearLeafRank: an oblique split, a linear rule cut at its best threshold.
 
 At a node, the split ``left if w.x > t`` is found in two steps:
 
@@ -258,7 +258,9 @@ def describe_linear_rule(coef, intercept, flip, name):
     """
     used = np.flatnonzero(coef)
     if used.shape[0] == 0:
-        return "no split (left side empty)" if not flip else "left if a value is missing"
+        return (
+            "no split (left side empty)" if not flip else "left if a value is missing"
+        )
     # left iff c.x > -b; with flip, left iff c.x <= -b iff (-c).x >= b
     sign = -1.0 if flip else 1.0
     terms = []
@@ -435,9 +437,7 @@ class LinearLeafRank(BaseLeafRank):
             high = np.fmax.reduce(values, axis=0)
             observed = ~np.isnan(values)
             usable = (
-                (high > low)
-                & observed[pos].any(axis=0)
-                & observed[~pos].any(axis=0)
+                (high > low) & observed[pos].any(axis=0) & observed[~pos].any(axis=0)
             )
             chosen.extend(block[usable][: n_wanted - len(chosen)])
         return np.sort(np.asarray(chosen, dtype=np.intp))

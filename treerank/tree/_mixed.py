@@ -243,9 +243,7 @@ class MixedLeafRank(BaseLeafRank):
                 trial = copy.copy(candidate)  # an unfitted clone, same seed
                 leafrank_fit(trial, X_fit, y01[fit_rows], sample_weight[fit_rows])
                 left = leafrank_goes_left(trial, X_test)
-                gains.append(
-                    local_gain(left, y01[test_rows], sample_weight[test_rows])
-                )
+                gains.append(local_gain(left, y01[test_rows], sample_weight[test_rows]))
             chosen = int(np.argmax(gains))
             self.leafrank_ = leafrank_fit(candidates[chosen], X, y01, sample_weight)
         self.chosen_ = chosen
