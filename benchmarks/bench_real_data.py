@@ -77,6 +77,21 @@ NAMED_MODELS = {
     "RankingForest(mean)": "RankingForest(aggregation='mean')",
 }
 DEFAULT_MODELS = list(NAMED_MODELS)
+# oblique splits (issue 12, item 4), run on demand: --models ... "RankingForest(mixed)"
+NAMED_MODELS.update(
+    {
+        "TreeRank(linear)": "TreeRank(leafrank=LinearLeafRank())",
+        "RankingForest(linear)": (
+            "RankingForest(aggregation='mean', leafrank=LinearLeafRank(), "
+            "max_features=None)"
+        ),
+        "RankingForest(mixed)": (
+            "RankingForest(aggregation='mean', leafrank=MixedLeafRank(leafranks=["
+            "LeafRank(max_depth=4, min_samples_leaf=30, max_features='sqrt'), "
+            "LinearLeafRank()]), max_features=None)"
+        ),
+    }
+)
 PEERS = ["RandomForest", "ExtraTrees", "HistGradientBoosting", "LightGBM",
          "LogisticRegression"]  # fmt: skip
 REFERENCE = "RandomForest"
