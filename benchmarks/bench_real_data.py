@@ -77,6 +77,21 @@ NAMED_MODELS = {
     "RankingForest(mean)": "RankingForest(aggregation='mean')",
 }
 DEFAULT_MODELS = list(NAMED_MODELS)
+# oblique splits (issue 12, item 4), run on demand: --models ... "RankingForest(mixed)"
+NAMED_MODELS.update(
+    {
+        "TreeRank(linear)": "TreeRank(leafrank=LinearLeafRank())",
+        "RankingForest(linear)": (
+            "RankingForest(aggregation='mean', leafrank=LinearLeafRank(), "
+            "max_features=None)"
+        ),
+        "RankingForest(mixed)": (
+            "RankingForest(aggregation='mean', leafrank=MixedLeafRank(leafranks=["
+            "LeafRank(max_depth=4, min_samples_leaf=30, max_features='sqrt'), "
+            "LinearLeafRank()]), max_features=None)"
+        ),
+    }
+)
 PEERS = ["RandomForest", "ExtraTrees", "HistGradientBoosting", "LightGBM",
          "LogisticRegression"]  # fmt: skip
 REFERENCE = "RandomForest"
@@ -117,6 +132,9 @@ def _estimator_classes():
 def _literal_or_call(node, classes):
     if isinstance(node, ast.Call):
         return _build_call(node, classes)
+    if isinstance(node, (ast.List, ast.Tuple)):  # e.g. a list of LeafRanks
+        items = [_literal_or_call(item, classes) for item in node.elts]
+        return items if isinstance(node, ast.List) else tuple(items)
     try:
         return ast.literal_eval(node)
     except ValueError:

@@ -209,6 +209,8 @@ TOP_LEVEL_ALIASES = {
     "treerank.TreeRank": "treerank.tree.TreeRank",
     "treerank.LeafRank": "treerank.tree.LeafRank",
     "treerank.ClassifierLeafRank": "treerank.tree.ClassifierLeafRank",
+    "treerank.LinearLeafRank": "treerank.tree.LinearLeafRank",
+    "treerank.MixedLeafRank": "treerank.tree.MixedLeafRank",
     "treerank.RankingForest": "treerank.ensemble.RankingForest",
     "treerank.two_sample_test": "treerank.inference.two_sample_test",
 }

@@ -73,6 +73,15 @@ def test_named_models_and_expressions():
     assert isinstance(tree, TreeRank) and isinstance(tree.leafrank, LeafRank)
     assert tree.max_depth == 4 and tree.leafrank.max_depth == 2
 
+    # a list of estimators as an argument (MixedLeafRank's candidates)
+    label, spec, factory, ours = bench.parse_model("RankingForest(mixed)")
+    assert "MixedLeafRank(leafranks=[LeafRank(" in spec and ours
+    forest = factory()
+    candidates = forest.leafrank.leafranks
+    assert [type(c).__name__ for c in candidates] == ["LeafRank", "LinearLeafRank"]
+    assert candidates[0].max_features == "sqrt" and forest.max_features is None
+    assert "RankingForest(mixed)" not in bench.DEFAULT_MODELS
+
     _, _, factory, ours = bench.parse_model("LogisticRegression(C=0.5)")
     pipeline = factory()
     assert not ours

@@ -45,6 +45,8 @@ TOP_LEVEL_ESTIMATORS = {
     "TreeRank": "treerank.tree",
     "LeafRank": "treerank.tree",
     "ClassifierLeafRank": "treerank.tree",
+    "LinearLeafRank": "treerank.tree",
+    "MixedLeafRank": "treerank.tree",
     "RankingForest": "treerank.ensemble",
     "two_sample_test": "treerank.inference",
 }

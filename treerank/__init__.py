@@ -1,7 +1,8 @@
 """treerank: bipartite ranking with tree ensembles.
 
-The estimators (``TreeRank``, ``LeafRank``, ``ClassifierLeafRank``,
-``RankingForest``) are importable from the top level; the subpackages
+The estimators (``TreeRank``, ``LeafRank``, ``LinearLeafRank``,
+``MixedLeafRank``, ``ClassifierLeafRank``, ``RankingForest``) are importable
+from the top level; the subpackages
 (``treerank.metrics``, ``treerank.datasets``, ``treerank.aggregation``, ...)
 are loaded on first access, so ``import treerank`` stays light and never
 imports matplotlib.
@@ -37,6 +38,8 @@ _ESTIMATORS = {
     "TreeRank": "treerank.tree",
     "LeafRank": "treerank.tree",
     "ClassifierLeafRank": "treerank.tree",
+    "LinearLeafRank": "treerank.tree",
+    "MixedLeafRank": "treerank.tree",
     "RankingForest": "treerank.ensemble",
 }
 

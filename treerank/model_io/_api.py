@@ -60,6 +60,10 @@ from treerank.tree._classes import (
     fitted_treerank,
 )
 from treerank.tree._leafrank import ClassifierLeafRank, LeafRank, resolve_max_features
+from treerank.tree._linear import LinearLeafRank
+
+# LeafRanks whose parameters are all plain values, saved by class name
+_PLAIN_LEAFRANKS = {cls.__name__: cls for cls in (LeafRank, LinearLeafRank)}
 
 __all__ = [
     "MAX_FEATURES",
@@ -187,9 +191,9 @@ def _encode_params(estimator, not_saved, prefix=""):
 def _encode_leafrank(leafrank, not_saved):
     if leafrank is None:
         return None
-    if type(leafrank) is LeafRank:
+    if type(leafrank) in _PLAIN_LEAFRANKS.values():
         return {
-            "class": "LeafRank",
+            "class": type(leafrank).__name__,
             "params": _encode_params(leafrank, not_saved, "leafrank__"),
         }
     if type(leafrank) is ClassifierLeafRank:
@@ -259,10 +263,14 @@ def _decode_leafrank(encoded, not_saved):
     if not isinstance(encoded, dict):
         raise ValueError("params.leafrank must be a JSON object or null")
     kind = encoded.get("class")
-    if kind == "LeafRank":
+    if isinstance(kind, str) and kind in _PLAIN_LEAFRANKS:
         _object(encoded, "params.leafrank", ["class", "params"])
         return _build(
-            LeafRank, encoded["params"], not_saved, "leafrank__", "params.leafrank"
+            _PLAIN_LEAFRANKS[kind],
+            encoded["params"],
+            not_saved,
+            "leafrank__",
+            "params.leafrank",
         )
     if kind == "ClassifierLeafRank":
         _object(encoded, "params.leafrank", ["class", "params", "estimator"])
@@ -461,12 +469,17 @@ def _expectations(tree_template, n_features):
     n_node = resolve_max_features(
         tree_template.max_features_node, n_features, "max_features_node"
     )
+    name = (
+        "LinearLeafRank"
+        if isinstance(leafrank, LinearLeafRank)
+        else type(leafrank.estimator).__name__
+    )
     return TreeExpectations(
         n_features,
         tree_template.max_depth,
         "linear",
         n_node_features=None if n_node is None or n_node >= n_features else n_node,
-        estimator_name=type(leafrank.estimator).__name__,
+        estimator_name=name,
     )
 
 

@@ -246,6 +246,8 @@ def _rule_kind(structure):
     for rule in structure.leafranks:
         if rule is None or isinstance(rule, FrozenLinearLeafRank):
             continue
+        if hasattr(rule, "freeze"):  # a LinearLeafRank: saved as its frozen rule
+            continue
         if isinstance(rule, ClassifierLeafRank):
             estimator = rule.estimator_
             if type(estimator) in LINEAR_CLASSIFIERS.values():
@@ -316,6 +318,8 @@ def _pack_engine(structures, arrays):
 
 def _linear_rule(rule):
     """(coef, intercept, flip, n_cuts, gain, estimator name) of a linear rule."""
+    if hasattr(rule, "freeze"):  # a LinearLeafRank: its frozen rule
+        rule = rule.freeze()
     if isinstance(rule, FrozenLinearLeafRank):
         return (
             rule.coef,
@@ -793,7 +797,11 @@ def _unpack_linear(meta, arrays, trees, split, gain, expect):
     )
     flip = check_array(arrays, "rule_flip", kinds="b", shape=shape)
     n_cuts = check_array(arrays, "rule_n_cuts", kinds="iu", shape=shape)
-    if np.any(n_cuts != width):
+    if expect.estimator_name == "LinearLeafRank":
+        # the features the rule uses: at least one, at most its width
+        if np.any(n_cuts < 1) or np.any(n_cuts > width):
+            raise ValueError("a linear rule's n_cuts must be in [1, its width]")
+    elif np.any(n_cuts != width):
         raise ValueError("a linear rule's n_cuts must be its number of features")
     rule_gain = check_array(
         arrays, "rule_gain", kinds="iuf", shape=shape, bounds=(0, 1), dtype=np.float64

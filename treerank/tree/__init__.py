@@ -13,6 +13,8 @@ from treerank.tree._leafrank import (
     balanced_node_weights,
     resolve_max_features,
 )
+from treerank.tree._linear import LinearLeafRank
+from treerank.tree._mixed import MixedLeafRank
 from treerank.tree._pruning import structural_penalty
 from treerank.tree._structure import RankingTreeStructure
 
@@ -22,6 +24,8 @@ __all__ = [
     "FrozenLinearLeafRank",
     "FrozenTreeLeafRank",
     "LeafRank",
+    "LinearLeafRank",
+    "MixedLeafRank",
     "RankingTreeStructure",
     "RuleTree",
     "TreeRank",

@@ -21,7 +21,39 @@ from treerank.tree._leafrank import (
     traverse_binary_tree,
 )
 
-__all__ = ["FrozenLinearLeafRank", "FrozenTreeLeafRank"]
+__all__ = ["FrozenLinearLeafRank", "FrozenTreeLeafRank", "linear_decision"]
+
+
+def linear_decision(X, coef, intercept):
+    """``X @ coef + intercept``, on the features with a non-zero coefficient.
+
+    A row whose value is missing (NaN) in a feature of non-zero coefficient
+    gets NaN; a missing value in a feature the rule does not use is ignored.
+    With every coefficient non-zero this is exactly the decision function of
+    scikit-learn's linear classifiers (the same operations).
+
+    Parameters
+    ----------
+    X : ndarray of float64 of shape (n_samples, n_features)
+    coef : ndarray of float64 of shape (n_features,)
+    intercept : float
+
+    Returns
+    -------
+    decision : ndarray of float64 of shape (n_samples,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank.tree._frozen import linear_decision
+    >>> linear_decision(np.array([[1.0, np.nan], [np.nan, 2.0]]),
+    ...                 np.array([2.0, 0.0]), -1.0)
+    array([ 1., nan])
+    """
+    used = np.flatnonzero(coef)
+    if used.shape[0] < coef.shape[0]:
+        X, coef = X[:, used], coef[used]
+    return (X @ coef[:, None] + intercept).ravel()
 
 
 class _FrozenBase:
@@ -230,10 +262,14 @@ class FrozenTreeLeafRank(_FrozenBase):
 
 
 class FrozenLinearLeafRank(_FrozenBase):
-    """The rule of a fitted linear :class:`~treerank.ClassifierLeafRank`.
+    """The rule of a fitted linear LeafRank, from its coefficients.
 
     Left when ``X @ coef + intercept > 0`` (``<= 0`` when ``flip``), exactly
-    as the binary linear classifier predicted its positive class.
+    as the binary linear classifier of a :class:`~treerank.ClassifierLeafRank`
+    predicted its positive class, or as a
+    :class:`~treerank.tree.LinearLeafRank` decided. A row with a missing value
+    (NaN) in a feature of non-zero coefficient goes right, or left when
+    ``flip`` (see :func:`linear_decision`).
 
     Parameters
     ----------
@@ -280,11 +316,19 @@ class FrozenLinearLeafRank(_FrozenBase):
 
     def _goes_left_arrays(self, X):
         # the same operations as LinearClassifierMixin.decision_function
-        decision = np.asarray(X, dtype=np.float64) @ self.coef[:, None] + self.intercept
-        return (decision.ravel() > 0) != self.flip_
+        decision = linear_decision(
+            np.asarray(X, dtype=np.float64), self.coef, self.intercept
+        )
+        return (decision > 0) != self.flip_
 
     def describe(self, feature_names=None):
         """A human-readable description of the left (better) side."""
+        if self.estimator_name == "LinearLeafRank":
+            from treerank.tree._linear import describe_linear_rule
+
+            return describe_linear_rule(
+                self.coef, self.intercept, self.flip_, self._name(feature_names)
+            )
         return describe_linear(
             self.coef, self.intercept, self.flip_, self._name(feature_names)
         )

@@ -11,6 +11,8 @@ rows.
 # Authors: The treerank developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import copy
+
 import numpy as np
 from sklearn.base import clone
 
@@ -67,7 +69,11 @@ def grow_ranking_tree(
     RankingTreeStructure
     """
     n_samples, n_features = X.shape
-    sets_seed = "random_state" in leafrank.get_params(deep=False)
+    # one clone, copied (not re-cloned) at every node: a LeafRank never
+    # modifies its parameters, so a shallow copy of an unfitted clone is a
+    # clone, without scikit-learn's per-call introspection of the parameters
+    template = clone(leafrank)
+    sets_seed = "random_state" in template.get_params(deep=False)
     children_left, children_right = [], []
     n_pos_list, n_neg_list, leafranks, features_list = [], [], [], []
     # stack of (rows, depth, slot to patch in the parent); preorder, left first
@@ -101,9 +107,10 @@ def grow_ranking_tree(
         else:
             feats = None
             X_node = X[rows]
-        node_leafrank = clone(leafrank)
+        node_leafrank = copy.copy(template)
         if sets_seed:
-            node_leafrank.set_params(random_state=int(rng.randint(_MAX_SEED)))
+            # what set_params does for a plain parameter
+            node_leafrank.random_state = int(rng.randint(_MAX_SEED))
         leafrank_fit(node_leafrank, X_node, y_node, w_node)
         left = leafrank_goes_left(node_leafrank, X_node)
         pos = y_node == 1
