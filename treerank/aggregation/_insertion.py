@@ -20,7 +20,7 @@ most of its mass is ranked above x. The exact method evaluates every position
 (O(Q B) per item).
 
 The fast method works at two scales. The consensus buckets are grouped into
-G <= 128 blocks of consecutive buckets, and for each ranking a table of prefix
+G blocks of consecutive buckets (see :func:`_n_blocks`), and for each ranking a table of prefix
 masses at the block boundaries (mass of the buckets before the boundary ranked
 below a given rank) gives the cost of x at any block boundary in O(B). A binary
 search on the sign of the block slopes (the majority preference of a whole
@@ -65,7 +65,24 @@ from treerank.utils.validation import check_sample_weight
 
 __all__ = ["ConsensusInserter"]
 
-_MAX_BLOCKS = 128
+_MIN_BLOCKS = 128
+# blocks are made small enough to hold about this many items each, as long as
+# their prefix tables (blocks x sum of the rankings' bucket counts) fit
+_BLOCK_ITEMS = 64
+_BLOCK_TABLE_BUDGET = 1 << 24
+
+
+def _n_blocks(n_items, n_buckets, stride):
+    """Number of blocks of the fast method for a consensus of this size.
+
+    At least 128 (fewer only with fewer buckets); more for large consensuses,
+    down to about 64 items per block, within a budget of 2^24 table entries
+    (``stride`` entries per block boundary).
+    """
+    wanted = max(_MIN_BLOCKS, n_items // _BLOCK_ITEMS)
+    affordable = max(_MIN_BLOCKS, _BLOCK_TABLE_BUDGET // max(stride, 1) - 1)
+    return int(min(n_buckets, wanted, affordable))
+
 # the compiled state is built once even when threads place chunks concurrently
 _BUILD_LOCK = threading.Lock()
 # new items placed per call of the compiled kernel: bounds the memory of a
@@ -407,13 +424,16 @@ class ConsensusInserter:
     it.
 
     The exact method sums these over all Q buckets: O(Q B) per item. The fast
-    method groups the buckets into G <= 128 blocks, finds by binary search the
-    block boundary where the cost stops decreasing (the cost at a block
-    boundary is read in O(B) from per-ranking prefix tables), and evaluates
-    every position of the two blocks around it exactly:
-    O(B (log G + Q / G + window)) per item. It is exact when the cost is
-    unimodal at the scale of the blocks; ``benchmarks/results/aggregation.md``
-    reports how often it matches the exact method.
+    method groups the buckets into G blocks (at least 128, and for a large
+    consensus about 64 items per block, as far as a budget of 2^24 entries of
+    prefix tables allows), finds by binary search the block boundary where the
+    cost stops decreasing (the cost at a block boundary is read in O(B) from
+    per-ranking prefix tables), and evaluates every position of the two blocks
+    around it exactly: O(B (log G + Q / G + window)) per item. It is exact when
+    the cost is unimodal at the scale of the blocks; otherwise it returns a
+    position whose cost exceeds the optimum by very little (measured in
+    ``benchmarks/results/aggregation.md``: about 1e-5 of the cost range on a
+    200,000-cell forest).
 
     Memory: a call places the new items in chunks of 4,096, so its memory is
     that of one chunk whatever the batch size, and each item's position
@@ -497,7 +517,7 @@ class ConsensusInserter:
         stride = int(widths_offset[-1])
         masses = data.item_weights
         # block tables
-        n_blocks = min(n_buckets, _MAX_BLOCKS)
+        n_blocks = _n_blocks(consensus.shape[0], n_buckets, stride)
         bounds = (np.arange(n_blocks + 1) * n_buckets) // n_blocks
         block = np.searchsorted(bounds, consensus, side="right") - 1
         # block_tables[block_offset[b] + k * (G + 1) + J]: mass of the items
@@ -610,7 +630,9 @@ class ConsensusInserter:
         < k by ranking b.
         """
         n_buckets = int(consensus.max()) + 1
-        n_blocks = min(n_buckets, _MAX_BLOCKS)
+        n_blocks = _n_blocks(
+            consensus.shape[0], n_buckets, int(np.sum(data.n_buckets + 1))
+        )
         bounds = (np.arange(n_blocks + 1) * n_buckets) // n_blocks
         block = np.searchsorted(bounds, consensus, side="right") - 1
         width = int(data.n_buckets.max()) + 1
@@ -750,7 +772,7 @@ class ConsensusInserter:
             ``"exact"`` evaluates every position, O(Q B) per item. ``"fast"``
             binary-searches the sign change of the majority preference of blocks
             of buckets and evaluates every position in the two blocks around
-            it, O(B (log G + Q / G + window)) per item with G <= 128 blocks; it
+            it, O(B (log G + Q / G + window)) per item with G blocks; it
             returns the exact optimum whenever the cost is unimodal at the scale
             of the blocks (see the module notes).
         window : int, default=2
