@@ -404,7 +404,7 @@ def test_every_library_error_is_a_message_not_a_traceback(
 
 def test_help_shows_the_defaults(capsys):
     for command, expected in [
-        ("fit", ["(default: 6)", "(default: tree)", "(default: 10000)"]),
+        ("fit", ["(default: none)", "(default: auto)", "(default: tree)"]),
         ("score", ["(default: -)", "(default: 10000)"]),
         ("stability", ["(default: 20)", "(default: median)"]),
     ]:
@@ -422,6 +422,8 @@ def test_help_shows_the_defaults(capsys):
     [
         ["fit", "x.csv", "--target", "y", "--out", "m", "--delimiter", "ab"],
         ["fit", "x.csv", "--target", "y", "--out", "m", "--max-depth", "-1"],
+        ["fit", "x.csv", "--target", "y", "--out", "m", "--max-depth", "deep"],
+        ["fit", "x.csv", "--target", "y", "--out", "m", "--min-samples-split", "1"],
         ["score"],
         ["nope"],
     ],
@@ -487,3 +489,28 @@ def test_the_reader_streams_its_input():
     assert buffer.tell() < 3_000_000  # not the whole input
     rest = sum(c["x0"].shape[0] for _, c in chunks)
     assert rest == 49_000
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ([], {}),
+        (["--max-depth", "none"], {"max_depth": None}),
+        (["--max-depth", "4"], {"max_depth": 4}),
+        (["--min-samples-split", "auto"], {"min_samples_split": "auto"}),
+        (["--min-samples-split", "12"], {"min_samples_split": 12}),
+    ],
+)
+@pytest.mark.parametrize("model", ["tree", "forest"])
+def test_growth_options_reach_the_model(model, options, expected):
+    from treerank import RankingForest, TreeRank
+    from treerank.cli import _build_parser
+    from treerank.cli._commands import _build_model
+
+    args = _build_parser().parse_args(
+        ["fit", "x.csv", "--target", "y", "--out", "m", "--model", model, *options]
+    )
+    built = _build_model(args)
+    default = (TreeRank if model == "tree" else RankingForest)()
+    for name in ("max_depth", "min_samples_split"):
+        assert getattr(built, name) == expected.get(name, getattr(default, name))

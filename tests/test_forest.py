@@ -250,7 +250,7 @@ def test_forest_beats_a_single_tree():
 @pytest.mark.parametrize(
     ("model", "n_sets", "min_gain"),
     [
-        (NestedSquares(), 20, 0.01),
+        (NestedSquares(), 20, 0.008),
         (GaussianMeanShift(n_features=5, separation=1.5), 5, 0.04),
         (GaussianScale(), 5, 0.08),
     ],
@@ -259,11 +259,16 @@ def test_forest_beats_a_single_tree():
 def test_forest_beats_a_single_tree_over_training_sets(model, n_sets, min_gain):
     """100-tree forest vs default tree: mean test-AUC gain over training sets.
 
-    The issue's target is a gain of 0.01 or more. On nested squares the single
-    tree is already within about 0.015 of AUC*, so the gain is close to the
-    target: its mean over 20 training sets is about 0.0104 (standard error
-    0.0006, range 0.005 to 0.016; ``benchmarks/bench_forest_gain.py``), and a
-    few sets are needed to measure it. The Gaussian designs gain far more.
+    The forest issue's target was a gain of 0.01 or more. The gain cannot
+    exceed the single tree's distance to AUC*, and on nested squares (whose
+    optimal scorer is itself a small axis-aligned tree) the default tree is
+    already within 0.0155 of AUC* on 2,000 rows. With the deep defaults chosen
+    on real data (``benchmarks/results/real_data.md``) the forest ends 0.0065
+    from AUC* and gains 0.0090 on average over 20 training sets (standard error
+    0.0008; ``benchmarks/bench_forest_gain.py``); with the earlier shallow
+    defaults it gained 0.0104. So on this design the test asks for a gain of
+    0.008 and a forest within 0.01 of AUC*; the Gaussian designs, where one
+    axis-aligned tree is far from the optimum, gain far more.
     """
     X_test, y_test = model.sample(20000, random_state=TEST_SEED)
     results = np.array(
@@ -272,6 +277,8 @@ def test_forest_beats_a_single_tree_over_training_sets(model, n_sets, min_gain):
     gains = results[:, 1, 0] - results[:, 0, 0]
     assert gains.mean() >= min_gain
     assert np.all(gains > 0)
+    if isinstance(model, NestedSquares):
+        assert model.optimal_auc() - results[:, 1, 0].mean() < 0.01
     assert results[:, 1, 1].mean() < results[:, 0, 1].mean()
 
 

@@ -92,6 +92,44 @@ def test_nested_squares_default_treerank_is_close_to_optimum():
     assert np.mean(sups) < 0.12
 
 
+def _random_nested_squares(seed, n_rings=4):
+    """A nested-squares design with random ring rates and edges.
+
+    Rates uniform on [0.05, 0.95], at least 0.1 apart between neighbouring
+    rings; ring areas Dirichlet(3, ..., 3), each at least a tenth of the square.
+    """
+    rng = np.random.default_rng(seed)
+    while True:
+        rates = rng.uniform(0.05, 0.95, size=n_rings)
+        if np.min(np.abs(np.diff(rates))) < 0.1:
+            continue
+        areas = rng.dirichlet(np.full(n_rings, 3.0))
+        if areas.min() < 0.1:
+            continue
+        radii = 2.0 * np.sqrt(np.cumsum(areas))
+        radii[-1] = 2.0
+        return NestedSquares(rates=rates, radii=radii)
+
+
+def test_default_treerank_is_close_to_optimum_on_random_nested_squares():
+    """Default TreeRank within 0.02 of AUC* on 10 random designs (20,000 rows).
+
+    Measured gaps (AUC* - test AUC): mean 0.005, largest 0.018; with the
+    earlier defaults (max_depth=6, LeafRank(3, 50)) mean 0.016 and up to 0.082.
+    With 2,000 training rows the estimation error dominates: mean gap 0.026
+    (RandomForestClassifier(300): 0.018), so the test uses 20,000.
+    """
+    gaps = []
+    for seed in range(10):
+        model = _random_nested_squares(seed)
+        X, y = model.sample(20000, random_state=seed)
+        X_test, y_test = model.sample(20000, random_state=1000 + seed)
+        tree = TreeRank(random_state=0).fit(X, y)
+        gaps.append(model.optimal_auc() - tree.score(X_test, y_test))
+    assert max(gaps) < 0.02, np.round(gaps, 4)
+    assert np.mean(gaps) < 0.01
+
+
 def test_predictions_are_consistent():
     X, y, _ = _random_problem(3, n=500)
     tree = TreeRank(random_state=0).fit(X, y)

@@ -20,18 +20,20 @@ most of its mass is ranked above x. The exact method evaluates every position
 (O(Q B) per item).
 
 The fast method works at two scales. The consensus buckets are grouped into
-G blocks of consecutive buckets (see :func:`_n_blocks`), and for each ranking a table of prefix
-masses at the block boundaries (mass of the buckets before the boundary ranked
-below a given rank) gives the cost of x at any block boundary in O(B). A binary
-search on the sign of the block slopes (the majority preference of a whole
-block, much less noisy than that of a single bucket) finds the block boundary
-where the cost stops decreasing; every position in the two neighbouring blocks
-(plus ``window`` buckets on each side) is then evaluated exactly, bucket by
-bucket. The cost is O(B (log G + Q / G + window)) per item, and the result is
-the exact optimum whenever the cost is unimodal at the scale of the blocks. A
-bucket query costs one table look-up per ranking for a large bucket or one row
-comparison per member for a small one. Each item is treated on its own: its
-position does not depend on the other items of the batch.
+G blocks of consecutive buckets (see :func:`_n_blocks`), and for each ranking
+a table of prefix masses at the block boundaries (mass of the buckets before
+the boundary ranked below a given rank) gives the cost of x at any block
+boundary in O(B). A binary search on the sign of the block slopes (the
+majority preference of a whole block, much less noisy than that of a single
+bucket) finds the block boundary where the cost stops decreasing; every
+position in the two neighbouring blocks (plus ``window`` buckets on each side)
+is then evaluated exactly, bucket by bucket. The cost is
+O(B (log G + Q / G + window)) per item, and the result is the exact optimum
+whenever the cost is unimodal at the scale of the blocks (otherwise within a
+tiny fraction of it). A bucket query costs one table look-up per ranking for a
+large bucket or one row comparison per member for a small one. Each item is
+treated on its own: its position does not depend on the other items of the
+batch.
 
 Positions are returned on the consensus bucket scale: ``q`` means tied with
 bucket q, ``g - 0.5`` a new bucket just above bucket g (``-0.5`` above the top

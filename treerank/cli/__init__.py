@@ -62,6 +62,31 @@ def _positive_int(text):
     return value
 
 
+def _depth(text):
+    if text.strip().lower() == "none":
+        return "none"
+    try:
+        return _positive_int(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"must be a positive integer or 'none'; got {text!r}"
+        ) from None
+
+
+def _min_samples_split(text):
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 2:
+        raise argparse.ArgumentTypeError(
+            f"must be an integer >= 2 or 'auto'; got {text!r}"
+        )
+    return value
+
+
 def _delimiter(text):
     named = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|"}
     value = named.get(text.lower(), text)
@@ -141,13 +166,17 @@ def _add_model_options(parser):
         "--model", choices=["tree", "forest"], default="tree", help="ranker to fit"
     )
     parser.add_argument(
-        "--max-depth", type=_positive_int, default=6, help="depth of the trees"
+        "--max-depth",
+        type=_depth,
+        default="none",
+        help="depth of the trees: a positive integer or 'none' (unlimited)",
     )
     parser.add_argument(
         "--min-samples-split",
-        type=_positive_int,
-        default=50,
-        help="smallest node that is split",
+        type=_min_samples_split,
+        default="auto",
+        help="smallest node that is split: an integer >= 2 or 'auto' "
+        "(max(10, ceil(rows / 250)))",
     )
     parser.add_argument(
         "--pruning",

@@ -72,19 +72,21 @@ def _check_readable(path, what):
 def _build_model(args):
     from treerank import RankingForest, TreeRank
 
+    growth = {
+        "max_depth": None if args.max_depth == "none" else args.max_depth,
+        "min_samples_split": args.min_samples_split,
+    }
     if args.model == "tree":
         return TreeRank(
-            max_depth=args.max_depth,
-            min_samples_split=args.min_samples_split,
+            **growth,
             pruning=None if args.pruning == "none" else args.pruning,
             random_state=args.random_state,
         )
     if args.pruning != "none":
         raise _usage_error("--pruning applies to --model tree only.")
     return RankingForest(
+        **growth,
         n_estimators=args.n_estimators,
-        max_depth=args.max_depth,
-        min_samples_split=args.min_samples_split,
         aggregation=args.aggregation,
         n_jobs=args.n_jobs,
         random_state=args.random_state,

@@ -43,7 +43,9 @@ from treerank.tree._classes import (
     engine_growth_params,
     fitted_treerank,
     grow_engine_structure,
+    resolve_min_samples_split,
 )
+from treerank.tree._default_splitter import DefaultLeafRankMixin
 from treerank.tree._leafrank import LeafRank
 from treerank.utils._categorical import (
     CATEGORICAL_FEATURES_CONSTRAINT,
@@ -160,7 +162,7 @@ def _run(tasks, *, n_jobs, prefer, label, verbose):
     return results
 
 
-class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
+class RankingForest(DefaultLeafRankMixin, RankingMixin, ClassifierMixin, BaseEstimator):
     """Ranking Forest: bagged randomized TreeRanks aggregated by a Kendall median.
 
     Each tree is a :class:`TreeRank` grown on a bootstrap sample with feature
@@ -197,16 +199,22 @@ class RankingForest(RankingMixin, ClassifierMixin, BaseEstimator):
         parameter.
     max_features_node : int, float, {"sqrt", "log2"} or None, default=None
         Features drawn at each node of each master tree (FR1).
-    max_depth : int or None, default=6
-        Maximum depth of each tree.
-    min_samples_split : int, default=50
-        Minimum number of rows of a node to split it.
+    max_depth : int or None, default=None
+        Maximum depth of each tree. None grows each tree until
+        ``min_samples_split`` or the LeafRank's leaf size stops it: deep trees,
+        whose variance the aggregation averages out (chosen on the real-data
+        benchmark, ``benchmarks/results/real_data.md``).
+    min_samples_split : int or "auto", default="auto"
+        Minimum number of rows of a node to split it. ``"auto"`` scales with
+        the number n of training rows of positive weight:
+        ``max(10, ceil(n / 250))``, so that a 400-row problem still grows
+        trees of many leaves while no tree has more than about 500 leaves.
     leafrank : LeafRank-like or None, default=None
         Template of the splitter. None uses
-        ``LeafRank(max_depth=4, min_samples_leaf=30)``: more flexible than a
-        single TreeRank's default, since aggregation reduces the variance of
-        the trees but not their bias (measured in ``benchmarks/bench_forest.py``:
-        higher test AUC than depth 3 / leaf 50 on every benchmark set).
+        ``LeafRank(max_depth=5, min_samples_leaf=5)``: much more flexible than
+        a single TreeRank's default, since aggregation reduces the variance of
+        the trees but not their bias. Its parameters can be tuned as
+        ``leafrank__*`` even when ``leafrank`` is None (e.g. in a grid search).
     ccp_alpha : float, default=0.0
         Cost-complexity pruning of each tree (0: no pruning).
     aggregation : {"median", "mean", "borda"}, default="median"
@@ -323,7 +331,10 @@ default=None
         "max_features": MAX_FEATURES_CONSTRAINT,
         "max_features_node": MAX_FEATURES_CONSTRAINT,
         "max_depth": [Interval(Integral, 0, None, closed="left"), None],
-        "min_samples_split": [Interval(Integral, 2, None, closed="left")],
+        "min_samples_split": [
+            Interval(Integral, 2, None, closed="left"),
+            StrOptions({"auto"}),
+        ],
         "leafrank": [HasMethods(["fit", "goes_left"]), None],
         "ccp_alpha": [Interval(Real, 0.0, None, closed="left")],
         "aggregation": [StrOptions({"median", "mean", "borda"})],
@@ -346,8 +357,8 @@ default=None
         bootstrap=True,
         max_features="sqrt",
         max_features_node=None,
-        max_depth=6,
-        min_samples_split=50,
+        max_depth=None,
+        min_samples_split="auto",
         leafrank=None,
         ccp_alpha=0.0,
         aggregation="median",
@@ -384,9 +395,14 @@ default=None
     # ------------------------------------------------------------------
     # fitting
     # ------------------------------------------------------------------
+    @staticmethod
+    def _default_leafrank():
+        """The splitter used when ``leafrank`` is None."""
+        return LeafRank(max_depth=5, min_samples_leaf=5)
+
     def _tree_template(self):
         if self.leafrank is None:
-            leafrank = LeafRank(max_depth=4, min_samples_leaf=30)
+            leafrank = self._default_leafrank()
         else:
             leafrank = clone(self.leafrank)
         if self.max_features is not None:
@@ -473,6 +489,10 @@ default=None
         joblib backend.
         """
         template = self._tree_template()
+        # "auto" resolved once, on the training rows: all the trees alike
+        template.min_samples_split = resolve_min_samples_split(
+            template.min_samples_split, np.count_nonzero(sample_weight > 0)
+        )
         n_draw = self._sample_size(X.shape[0])
         seeds = rng.randint(_MAX_SEED, size=self.n_estimators)
         aggregation_seed = int(rng.randint(_MAX_SEED))
@@ -500,7 +520,7 @@ default=None
             params = engine_growth_params(
                 template.leafrank,
                 max_depth=self.max_depth,
-                min_samples_split=self.min_samples_split,
+                min_samples_split=template.min_samples_split,
                 max_features_node=self.max_features_node,
                 n_features=X.shape[1],
                 monotonic_cst=monotonic,

@@ -284,7 +284,7 @@ def plot_tree(
             name = f"n{node}"
         lines = []
         if rules and not is_leaf[node]:
-            chars = 0.92 * room[node] * inch_per_unit / char_inches
+            chars = 0.85 * room[node] * inch_per_unit / char_inches
             lines += _wrap(
                 rule_lines(structure, node, names), min(chars, 48), max_rule_lines
             )
