@@ -8,8 +8,9 @@ ours, ``predict_proba`` for the peers), best of ``--repeat`` runs, as ratios to
 RandomForestClassifier(100) in the same process. Peak extra memory is the rise
 of the process's peak resident set (VmHWM, reset before each call). Models:
 RandomForest(100), ExtraTrees(100), HistGradientBoosting (100 iterations),
-LightGBM (100 trees), RankingForest() (median and mean) and a deep
-RankingForest(max_depth=12).
+LightGBM (100 trees), RankingForest() (median and mean: deep trees, the
+defaults) and a shallow RankingForest (max_depth=6, min_samples_split=50,
+LeafRank(4, 30): the defaults before the real-data study).
 
 Part 2 (growth) fits the default RankingForest at 20,000 to 1,000,000 rows and
 fits log(time) = a + b log(n): b is the growth exponent of the fit time.
@@ -89,7 +90,7 @@ def make_model(name, n_jobs, seed=0):
         RandomForestClassifier,
     )
 
-    from treerank import RankingForest
+    from treerank import LeafRank, RankingForest
 
     return {
         "RandomForest": lambda: RandomForestClassifier(
@@ -108,11 +109,13 @@ def make_model(name, n_jobs, seed=0):
         "RankingForest (mean)": lambda: RankingForest(
             aggregation="mean", n_jobs=n_jobs, random_state=seed
         ),
-        "RankingForest (max_depth=12)": lambda: RankingForest(
-            max_depth=12, n_jobs=n_jobs, random_state=seed
-        ),
-        "RankingForest (max_depth=12, mean)": lambda: RankingForest(
-            max_depth=12, aggregation="mean", n_jobs=n_jobs, random_state=seed
+        # the defaults before the real-data study: shallow trees
+        "RankingForest (shallow)": lambda: RankingForest(
+            max_depth=6,
+            min_samples_split=50,
+            leafrank=LeafRank(max_depth=4, min_samples_leaf=30),
+            n_jobs=n_jobs,
+            random_state=seed,
         ),
     }[name]()
 
@@ -132,8 +135,7 @@ def run_speed(sizes, n_jobs_list, repeat, skip_slow_peers, out):
     ours = [
         "RankingForest",
         "RankingForest (mean)",
-        "RankingForest (max_depth=12)",
-        "RankingForest (max_depth=12, mean)",
+        "RankingForest (shallow)",
     ]
     rows = []
     for n in sizes:
@@ -168,7 +170,9 @@ def run_speed(sizes, n_jobs_list, repeat, skip_slow_peers, out):
                 print(json.dumps(record), flush=True)
                 rows.append(record)
                 del model
-    out["speed"] = rows
+    # a run at some sizes replaces those sizes only
+    kept = [r for r in out.get("speed", []) if r["n"] not in set(sizes)]
+    out["speed"] = sorted(kept + rows, key=lambda r: r["n"])
 
 
 def speed_tables(rows):

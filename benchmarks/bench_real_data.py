@@ -443,6 +443,35 @@ def collect(records, wanted, labels_of):
     return cells
 
 
+def collect_sweep(records, hashes, current_specs, n_folds):
+    """Every other treerank model of the cache, fold results by data set.
+
+    The sweep that chose the defaults ran on earlier commits of the same engine
+    (other code fingerprints); a model is kept when it has all ``n_folds`` folds
+    of every data set of this run, on the same data (hash). The latest result
+    of each fold wins. ``hashes`` maps each data set of the run to its data
+    fingerprint.
+    """
+    by_spec = {}
+    for record in records:
+        if record.get("kind") != "fold" or not record.get("ours"):
+            continue
+        if record["spec"] in current_specs:
+            continue
+        if hashes.get(record["dataset"]) != record["data"]:
+            continue
+        index = record["repeat"] * N_SPLITS + record["fold"]
+        by_spec.setdefault(record["spec"], {}).setdefault(record["dataset"], {})[
+            index
+        ] = record
+    return {
+        spec: cells
+        for spec, cells in by_spec.items()
+        if set(cells) == set(hashes)
+        and all(len(folds) == n_folds for folds in cells.values())
+    }
+
+
 def write_report(records, wanted, meta, models, path, n_folds):
     """Write the markdown report of the run ``wanted`` from the cache ``records``."""
     labels_of = {spec: label for label, spec, _, _ in models}
@@ -721,6 +750,57 @@ def write_report(records, wanted, meta, models, path, n_folds):
         rows.append(row)
     lines.append(markdown_table(["data set", "test rows", *model_labels], rows))
     lines.append("")
+
+    # the sweep of the defaults
+    hashes = {key[0]: key[1] for key in wanted}
+    sweep = collect_sweep(records, hashes, set(specs.values()), n_folds)
+    peers_run = [m for m in PEERS if m in model_labels]
+    if sweep and full and len(peers_run) == len(PEERS):
+        lines.append("## Sweep of the defaults")
+        lines.append("")
+        lines.append(
+            "The configurations tried while choosing the defaults, on the same "
+            "folds, ranked by mean AUC. They ran on earlier commits of the same "
+            "engine (the code fingerprint differs; the data, folds and protocol "
+            "are the same). Mean rank is among the five peers and the "
+            "configuration alone (1 is best; the best peer's mean rank in the "
+            "same ranking in parentheses); fit time is relative to "
+            f"{REFERENCE} on the same folds. The defaults were chosen once for "
+            "all data sets from this table, not per data set."
+        )
+        lines.append("")
+        rows = []
+        peer_table = np.array([[mean_auc(n, m) for m in peers_run] for n in full])
+        for spec, spec_cells in sweep.items():
+            aucs = np.array(
+                [np.mean([r["auc"] for r in spec_cells[n].values()]) for n in full]
+            )
+            both = np.column_stack([peer_table, aucs])
+            rank = np.array([stats.rankdata(-row) for row in both]).mean(axis=0)
+            own_time = sum(r["fit_time"] for n in full for r in spec_cells[n].values())
+            ref_time = sum(
+                cells[(n, REFERENCE)][i]["fit_time"]
+                for n in full
+                for i in spec_cells[n]
+                if i in cells[(n, REFERENCE)]
+            )
+            rows.append(
+                (
+                    aucs.mean(),
+                    f"`{spec}`",
+                    f"{aucs.mean():.4f}",
+                    f"{rank[-1]:.2f} ({rank[:-1].min():.2f})",
+                    f"{own_time / ref_time:.2f}",
+                )
+            )
+        rows.sort(key=lambda row: -row[0])
+        lines.append(
+            markdown_table(
+                ["configuration", "mean AUC", "mean rank (best peer)", "fit time"],
+                [row[1:] for row in rows],
+            )
+        )
+        lines.append("")
 
     # what is missing
     missing = [

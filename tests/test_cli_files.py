@@ -514,3 +514,48 @@ def test_growth_options_reach_the_model(model, options, expected):
     default = (TreeRank if model == "tree" else RankingForest)()
     for name in ("max_depth", "min_samples_split"):
         assert getattr(built, name) == expected.get(name, getattr(default, name))
+
+
+@pytest.mark.parametrize("model", ["tree", "forest"])
+def test_monotonic_option_constrains_the_model(tmp_path, capsys, model):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(400, 3))
+    y = (X[:, 0] - X[:, 1] + 0.3 * rng.normal(size=400) > 0).astype(int)
+    path = tmp_path / "train.csv"
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["up", "down", "free", "y"])
+        writer.writerows([[*row, label] for row, label in zip(X.tolist(), y)])
+    out = tmp_path / "m.trk"
+    args = ["fit", path, "--target", "y", "--out", out, "--model", model]
+    args += ["--n-estimators", "10", "--monotonic", "up=+1", "down=-1"]
+    status, _, err = _run(args, capsys)
+    assert status == 0, err
+    fitted = load_model(out)
+    assert list(fitted.monotonic_cst) == [1, -1, 0]
+    # raising "up" never lowers a score, raising "down" never raises one
+    base = fitted.decision_function(X)
+    for feature, sign in ((0, 1), (1, -1)):
+        moved = X.copy()
+        moved[:, feature] += rng.uniform(0, 0.5, size=400)
+        assert np.all(sign * (fitted.decision_function(moved) - base) >= 0)
+
+
+@pytest.mark.parametrize(
+    ("option", "status", "message"),
+    [
+        (["--monotonic", "nope=+1"], 1, "'nope' is not a feature column"),
+        (["--monotonic", "a=+2"], 2, "must be COL=+1, COL=-1 or COL=0"),
+        (["--monotonic", "a=1", "a=-1"], 2, "names 'a' twice"),
+    ],
+)
+def test_monotonic_option_errors(tmp_path, capsys, option, status, message):
+    path = tmp_path / "train.csv"
+    path.write_text("a,b,y\n" + "".join(f"{i},{i % 3},{i % 2}\n" for i in range(40)))
+    args = ["fit", path, "--target", "y", "--out", tmp_path / "m.trk", *option]
+    try:
+        got = main([str(a) for a in args])
+    except SystemExit as exit_:  # argparse's usage errors
+        got = exit_.code
+    assert got == status
+    assert message in capsys.readouterr().err

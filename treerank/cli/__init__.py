@@ -87,6 +87,16 @@ def _min_samples_split(text):
     return value
 
 
+def _monotonic(text):
+    column, sep, sign = text.rpartition("=")
+    signs = {"+1": 1, "1": 1, "-1": -1, "0": 0}
+    if not sep or not column or sign.strip() not in signs:
+        raise argparse.ArgumentTypeError(
+            f"must be COL=+1, COL=-1 or COL=0; got {text!r}"
+        )
+    return column, signs[sign.strip()]
+
+
 def _delimiter(text):
     named = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|"}
     value = named.get(text.lower(), text)
@@ -189,6 +199,15 @@ def _add_model_options(parser):
         type=_positive_int,
         default=100,
         help="trees of a forest (--model forest)",
+    )
+    parser.add_argument(
+        "--monotonic",
+        nargs="+",
+        type=_monotonic,
+        default=[],
+        metavar="COL=SIGN",
+        help="monotone constraints: the score is non-decreasing (COL=+1) or "
+        "non-increasing (COL=-1) in a feature column, all else equal",
     )
     parser.add_argument(
         "--aggregation",

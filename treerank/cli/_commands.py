@@ -131,6 +131,28 @@ def _read(args):
         return source.name, data
 
 
+def _monotonic_cst(pairs, data, source_name):
+    """``--monotonic COL=SIGN ...`` as monotonic_cst: one sign per feature.
+
+    A list rather than a dict, so that the model file keeps it.
+    """
+    index = {column: j for j, column in enumerate(data.features)}
+    constraints = {}
+    for column, sign in pairs:
+        if column not in index:
+            raise CsvError(
+                f"--monotonic: {escape(repr(column))} is not a feature column of "
+                f"{source_name}; the features are "
+                f"{', '.join(escape(repr(c)) for c in data.features[:20])}"
+                + (" ..." if len(data.features) > 20 else "")
+                + "."
+            )
+        if index[column] in constraints:
+            raise _usage_error(f"--monotonic names {escape(repr(column))} twice.")
+        constraints[index[column]] = sign
+    return [constraints.get(j, 0) for j in range(len(data.features))]
+
+
 def cmd_fit(args):
     from treerank.model_io import save_model
 
@@ -141,6 +163,8 @@ def cmd_fit(args):
     check_output(args.out, force=args.force, mkdir=args.mkdir)
     model = _build_model(args)
     name, data = _read(args)
+    if args.monotonic:
+        model.set_params(monotonic_cst=_monotonic_cst(args.monotonic, data, name))
     grades, counts = np.unique(data.y, return_counts=True)
     if grades.shape[0] > 2:
         labels = ", ".join(f"{g}: {c}" for g, c in zip(grades.tolist(), counts))
