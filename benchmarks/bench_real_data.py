@@ -962,6 +962,13 @@ def main(argv=None):
         help="write the report from the cache, fit nothing",
     )
     parser.add_argument(
+        "--code",
+        metavar="FINGERPRINT",
+        help="with --report-only: report the results of this treerank version "
+        "(as in a report's Code line, e.g. 'treerank 0.1.0 src 0123456789ab'; "
+        "default: the installed one)",
+    )
+    parser.add_argument(
         "--no-report", action="store_true", help="fit, but do not write the report"
     )
     parser.add_argument(
@@ -1022,7 +1029,7 @@ def main(argv=None):
 
     n_folds = len(folds) if folds is not None else N_SPLITS * N_REPEATS
     if args.report_only:
-        wanted, meta = _wanted_keys(datasets, models, folds)
+        wanted, meta = _wanted_keys(datasets, models, folds, args.code)
     else:
         wanted, meta = run(datasets, models, folds, args.cache, args.time_budget)
     if not args.no_report:
@@ -1030,9 +1037,13 @@ def main(argv=None):
     return 0
 
 
-def _wanted_keys(datasets, models, folds):
-    """The cache keys of a run, without fitting anything."""
-    code = {True: _treerank_fingerprint(), False: _peer_fingerprint()}
+def _wanted_keys(datasets, models, folds, treerank_code=None):
+    """The cache keys of a run, without fitting anything.
+
+    ``treerank_code`` reports the results of another version of treerank (a
+    fingerprint as printed in a report's Code line); default: the installed one.
+    """
+    code = {True: treerank_code or _treerank_fingerprint(), False: _peer_fingerprint()}
     wanted, meta = [], {}
     for name, dataset in datasets.items():
         data_hash = _data_fingerprint(dataset)
