@@ -7,7 +7,8 @@ condition holds, so the ring order is optimal and VUS* is exact). For each of
 the same data and scored on the same test set of ``--n-test`` points by the
 volume under the ROC surface (``treerank.metrics.volume_under_surface``) and
 the AUCs of the two problems "grade >= k". Models, all with the same trees
-(100 trees of depth 6, ``min_samples_split=50``) where trees are grown:
+where trees are grown (100 trees, the forest's default growth: unlimited
+depth, ``min_samples_split="auto"``, i.e. ``max(10, ceil(n / 250))`` rows):
 
 - ``RankingForest`` on the grades (the default: each tree on one threshold
   "grade >= k", thresholds cycled over the trees, Kendall median), and with
@@ -55,10 +56,16 @@ from treerank import RankingForest, TreeRank
 from treerank.bridge import evaluate
 from treerank.datasets import OrdinalNestedSquares, make_learning_to_rank
 from treerank.metrics import cumulative_auc_scores, volume_under_surface
+from treerank.tree._classes import resolve_min_samples_split
 
 N_TREES = 100
-DEPTH = 6
-MIN_SPLIT = 50
+DEPTH = None  # the forest's defaults
+MIN_SPLIT = "auto"
+
+
+def _min_split(n_samples):
+    """The number of rows ``min_samples_split="auto"`` resolves to."""
+    return resolve_min_samples_split(MIN_SPLIT, n_samples)
 
 
 def _forest(**params):
@@ -116,7 +123,7 @@ def _part1_models(X, y, seed):
     rf = RandomForestRegressor(
         n_estimators=N_TREES,
         max_depth=DEPTH,
-        min_samples_split=MIN_SPLIT,
+        min_samples_split=_min_split(X.shape[0]),
         random_state=seed,
     )
     fit, model = _timed(lambda: clone(rf).fit(X, y))
@@ -228,8 +235,10 @@ def part1(n_train, n_test, seeds):
         f"(exact), AUC* = {aucs[0]:.4f} (y >= 1) and {aucs[1]:.4f} (y >= 2); "
         f"chance level 1/6 = 0.1667. {n_train} training points, {len(seeds)} "
         f"training sets (seeds {list(seeds)}), one test set of {n_test} points. "
-        f"Trees: {N_TREES} per forest, depth {DEPTH}, min_samples_split "
-        f"{MIN_SPLIT}; fit times on 2 shared cores (indicative).\n\n"
+        f"Trees: {N_TREES} per forest, the forest's defaults (unlimited depth, "
+        f"min_samples_split 'auto' = {_min_split(n_train)} rows here; the "
+        "regressor 'same trees' gets the same depth and split size); fit times "
+        "on 2 shared cores (indicative).\n\n"
         + markdown_table(header, table)
     )
     return text, rows
