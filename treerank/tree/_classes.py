@@ -726,8 +726,17 @@ default=None
         else:
             splitter = self._splitter(y01, rng)
         rows = np.flatnonzero(weighted)  # zero weights: absent rows
-        for train, test in splitter.split(X[rows], y01[rows]):
-            train, test = rows[train], rows[test]
+        if isinstance(self.cv, Integral):  # folds of the rows of positive weight
+            folds = (
+                (rows[train], rows[test])
+                for train, test in splitter.split(np.zeros(rows.shape[0]), y01[rows])
+            )
+        else:  # the user's folds index all the rows
+            folds = (
+                (train[weighted[train]], test[weighted[test]])
+                for train, test in splitter.split(X, y01)
+            )
+        for train, test in folds:
             fold_weight = sample_weight[train]
             if not (
                 np.any(fold_weight[y01[train] == 1] > 0)
