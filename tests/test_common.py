@@ -36,6 +36,7 @@ EXPECTED_FAILED_CHECKS = {
         "check_classifiers_classes": _STRING_LABELS,
         "check_classifier_not_supporting_multiclass": _ORDERED_GRADES,
         "check_sample_weight_equivalence_on_dense_data": _WEIGHTS_AS_ROWS,
+        "check_sample_weight_equivalence_on_sparse_data": _WEIGHTS_AS_ROWS,
     }
     for name in ["TreeRank", "RankingForest"]
 }

@@ -191,6 +191,25 @@ def test_zero_weights_equal_removed_rows():
     np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
 
 
+def test_zero_weights_with_explicit_cv_folds():
+    """Folds given as index arrays index all the rows: the rows of zero weight
+    are dropped from them, as if they had been removed with their indices."""
+    from sklearn.model_selection import StratifiedKFold
+
+    X, y, w = _random_problem(6, n=400)
+    w[::3] = 0.0
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
+    a = TreeRank(cv=folds, random_state=0).fit(X, y, sample_weight=w)
+    keep = np.flatnonzero(w > 0)
+    renumber = np.full(X.shape[0], -1)
+    renumber[keep] = np.arange(keep.shape[0])
+    kept_folds = [
+        (renumber[tr[w[tr] > 0]], renumber[te[w[te] > 0]]) for tr, te in folds
+    ]
+    b = TreeRank(cv=kept_folds, random_state=0).fit(X[keep], y[keep], w[keep])
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+
+
 def test_labels_minus_one_one_bool_and_two_numbers_are_equivalent():
     X, y, _ = _random_problem(7, n=300)
     ref = TreeRank(random_state=0).fit(X, y).decision_function(X)

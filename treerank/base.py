@@ -320,6 +320,14 @@ def _allows_nan(estimator):
         return False
 
 
+def _accepts_sparse(estimator):
+    """Whether an estimator (e.g. a LeafRank) accepts sparse X, by its tags."""
+    try:
+        return bool(get_tags(estimator).input_tags.sparse)
+    except (AttributeError, TypeError, ValueError):
+        return False
+
+
 class RankingMixin:
     """Mixin for bipartite rankers: ``score`` is the ROC AUC.
 
@@ -328,9 +336,9 @@ class RankingMixin:
     those scores, so that ``GridSearchCV`` and ``cross_val_score`` maximize the
     AUC by default (not the accuracy of ``ClassifierMixin``). Rankers are
     binary (``multi_class`` tag False: scikit-learn's checks feed them two
-    classes); they accept NaN as missing values when their splitter does (the
-    default :class:`~treerank.tree.LeafRank` does). Put it before
-    ``ClassifierMixin`` in the bases.
+    classes); they accept NaN as missing values, and scipy sparse X, when
+    their splitter does (the default :class:`~treerank.tree.LeafRank` does
+    both). Put it before ``ClassifierMixin`` in the bases.
     """
 
     def __sklearn_tags__(self):
@@ -338,6 +346,7 @@ class RankingMixin:
         tags.classifier_tags.multi_class = False
         leafrank = getattr(self, "leafrank", None)
         tags.input_tags.allow_nan = leafrank is None or _allows_nan(leafrank)
+        tags.input_tags.sparse = leafrank is None or _accepts_sparse(leafrank)
         return tags
 
     def predict(self, X):
@@ -351,7 +360,7 @@ class RankingMixin:
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
         Returns
         -------
@@ -373,7 +382,7 @@ class RankingMixin:
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Test samples.
         y : array-like of shape (n_samples,)
             Binary labels (the larger value, or True, is positive).

@@ -16,6 +16,10 @@ so a split search over the bins is an exhaustive search over the thresholds.
 Otherwise the thresholds sit at the ``k / max_bins`` quantiles of the values
 (one threshold per crossing, so a value carrying much of the mass keeps a bin of
 its own and never straddles two).
+
+X may be a scipy sparse matrix: it is read one column at a time (an entry not
+stored is the value 0.0, a stored NaN is missing), so that only the codes, one
+byte per value, are dense.
 """
 
 # Authors: The treerank developers
@@ -24,6 +28,8 @@ its own and never straddles two).
 from numbers import Integral
 
 import numpy as np
+
+from treerank.utils._sparse import canonical_sparse, is_sparse, sparse_column
 
 __all__ = ["MAX_BINS", "MISSING_BIN", "BinMapper", "bin_thresholds"]
 
@@ -99,6 +105,18 @@ def _check_category_codes(column, index):
     return int(present.max()) + 1
 
 
+def _as_columns(X):
+    """X as float64, dense or canonical CSC (cheap columns)."""
+    if is_sparse(X):
+        return canonical_sparse(X, "csc")
+    return np.asarray(X, dtype=np.float64)
+
+
+def _column(X, j):
+    """Column j of X (from :func:`_as_columns`) as a dense float64 array."""
+    return sparse_column(X, j) if is_sparse(X) else X[:, j]
+
+
 class BinMapper:
     """Quantile bins of every feature, fitted once and shared by all trees.
 
@@ -156,8 +174,9 @@ class BinMapper:
 
         Parameters
         ----------
-        X : ndarray of shape (n_samples, n_features)
-            Real values; NaN marks a missing value.
+        X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+            Real values; NaN marks a missing value. A sparse X is read one
+            column at a time (an entry not stored is 0.0).
 
         Returns
         -------
@@ -172,7 +191,7 @@ class BinMapper:
                 f"max_bins must be an integer in [2, {MAX_BINS}]; "
                 f"got {self.max_bins!r}."
             )
-        X = np.asarray(X, dtype=np.float64)
+        X = _as_columns(X)
         n_samples, n_features = X.shape
         categorical = (
             np.zeros(n_features, dtype=bool)
@@ -186,14 +205,17 @@ class BinMapper:
             )
         self.is_categorical_ = categorical.astype(np.uint8)
         n_categories = {
-            j: _check_category_codes(X[:, j], j) for j in np.flatnonzero(categorical)
+            j: _check_category_codes(_column(X, j), j)
+            for j in np.flatnonzero(categorical)
         }
         if self.subsample is not None and n_samples > self.subsample:
             rng = np.random.RandomState(self.random_state)
             rows = np.sort(rng.choice(n_samples, self.subsample, replace=False))
-            X = X[rows]
+            X = _as_columns(X[rows])
         self.thresholds_ = [
-            np.zeros(0) if categorical[j] else bin_thresholds(X[:, j], self.max_bins)
+            np.zeros(0)
+            if categorical[j]
+            else bin_thresholds(_column(X, j), self.max_bins)
             for j in range(n_features)
         ]
         self.n_bins_ = np.array(
@@ -214,16 +236,17 @@ class BinMapper:
 
         Parameters
         ----------
-        X : ndarray of shape (n_samples, n_features)
+        X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+            A sparse X is read one column at a time.
 
         Returns
         -------
         codes : ndarray of uint8 of shape (n_samples, n_features)
         """
-        X = np.asarray(X, dtype=np.float64)
+        X = _as_columns(X)
         codes = np.empty(X.shape, dtype=np.uint8)
         for j, thresholds in enumerate(self.thresholds_):
-            column = X[:, j]
+            column = _column(X, j)
             missing = np.isnan(column)
             if self.is_categorical_[j]:
                 _check_category_codes(column, j)

@@ -8,7 +8,8 @@ from the tree's flat arrays, and the routing kernels follow it for every row,
 one tree after another, without Python in the loop:
 
 - :func:`route_values` on raw values (float64; NaN follows the split's missing
-  direction): prediction and export work on raw X;
+  direction): prediction and export work on raw X; :func:`route_values_csr`
+  on a sparse X in CSR form, one bounded block of dense rows at a time;
 - :func:`route_codes` on bin codes (the missing bin follows the same
   direction): training rows, exactly as the growth partitioned them.
 
@@ -26,14 +27,17 @@ import numpy as np
 
 from treerank.engine._binning import MISSING_BIN
 from treerank.engine._jit import jit
+from treerank.utils._sparse import canonical_sparse, is_sparse
 
 __all__ = [
     "NODE_DTYPE",
+    "SPARSE_BLOCK_BYTES",
     "Router",
     "compile_graph",
     "route_binned",
     "route_codes",
     "route_values",
+    "route_values_csr",
 ]
 
 
@@ -162,6 +166,8 @@ NODE_DTYPE = np.dtype(
 """A decision of a routing graph, packed in one record (one cache line read)."""
 
 _ROW_BLOCK = 1024  # rows routed through one tree before the next tree
+SPARSE_BLOCK_BYTES = 1 << 23
+"""Largest dense block of rows of a sparse X while it is routed (8 MiB)."""
 
 
 @jit
@@ -172,6 +178,49 @@ def _in_set(category_sets, row, code):
 
 
 @jit
+def _route_block(
+    X, first, size, entries, nodes, category_sets, current, active, out, start
+):
+    """Leaf ranks of the rows ``first:first + size`` of X in every tree, into
+    ``out[start:start + size]``.
+
+    The rows advance together one level at a time, and each step picks the
+    child by index instead of by a branch: the rows' paths are independent
+    chains the processor overlaps, and no branch is mispredicted on the split
+    outcomes. ``current`` and ``active`` are work arrays of ``size`` entries.
+    """
+    for b in range(entries.shape[0]):
+        entry = entries[b]
+        for k in range(size):
+            current[k] = entry
+            active[k] = k
+        n_active = size if entry >= 0 else 0
+        while n_active > 0:
+            kept = 0
+            for a in range(n_active):
+                k = active[a]
+                node = nodes[current[k]]
+                value = X[first + k, node.feature]
+                if value != value:  # NaN: the split's missing direction
+                    right = np.int64(node.missing_right)
+                elif node.category >= 0:
+                    code = np.int64(value)
+                    if 0 <= code < MISSING_BIN:
+                        right = 1 - _in_set(category_sets, node.category, code)
+                    else:  # not a category code: as missing
+                        right = np.int64(node.missing_right)
+                else:
+                    right = np.int64(value > node.threshold)
+                following = node.child[right]
+                current[k] = following
+                active[kept] = k
+                kept += following >= 0
+            n_active = kept
+        for k in range(size):
+            out[start + k, b] = -1 - current[k]
+
+
+@jit
 def route_values(X, entries, nodes, category_sets, out):
     """Leaf rank of every row of X in every tree (``out`` of shape (n, n_trees)).
 
@@ -179,45 +228,51 @@ def route_values(X, entries, nodes, category_sets, out):
     the concatenated ``nodes`` (records of :data:`NODE_DTYPE`; leaf codes are
     not offset); ``category_sets`` holds the category sets of the categorical
     splits (X then holds category codes). A block of rows goes through one
-    tree, then the next, so that both stay in cache; the rows of a block
-    advance together one level at a time, and each step picks the child by
-    index instead of by a branch: the rows' paths are independent chains the
-    processor overlaps, and no branch is mispredicted on the split outcomes.
+    tree, then the next, so that both stay in cache (:func:`_route_block`).
     """
-    n_trees = entries.shape[0]
     current = np.empty(_ROW_BLOCK, dtype=np.int64)
     active = np.empty(_ROW_BLOCK, dtype=np.int64)
     for start in range(0, X.shape[0], _ROW_BLOCK):
         size = min(_ROW_BLOCK, X.shape[0] - start)
-        for b in range(n_trees):
-            entry = entries[b]
-            for k in range(size):
-                current[k] = entry
-                active[k] = k
-            n_active = size if entry >= 0 else 0
-            while n_active > 0:
-                kept = 0
-                for a in range(n_active):
-                    k = active[a]
-                    node = nodes[current[k]]
-                    value = X[start + k, node.feature]
-                    if value != value:  # NaN: the split's missing direction
-                        right = np.int64(node.missing_right)
-                    elif node.category >= 0:
-                        code = np.int64(value)
-                        if 0 <= code < MISSING_BIN:
-                            right = 1 - _in_set(category_sets, node.category, code)
-                        else:  # not a category code: as missing
-                            right = np.int64(node.missing_right)
-                    else:
-                        right = np.int64(value > node.threshold)
-                    following = node.child[right]
-                    current[k] = following
-                    active[kept] = k
-                    kept += following >= 0
-                n_active = kept
-            for k in range(size):
-                out[start + k, b] = -1 - current[k]
+        _route_block(
+            X,
+            start,
+            size,
+            entries,
+            nodes,
+            category_sets,
+            current,
+            active,
+            out,
+            start,
+        )
+
+
+@jit
+def route_values_csr(data, indices, indptr, entries, nodes, category_sets, block, out):
+    """:func:`route_values` on a canonical CSR matrix (data, indices, indptr).
+
+    Each block of rows is written into ``block`` (a dense work array of zeros
+    with ``n_features`` columns, whose row count sets the block size), routed
+    as dense rows, and its stored entries reset to zero: the leaves are those
+    of ``X.toarray()`` (an entry not stored is 0.0), the extra time is linear
+    in the stored entries, and the memory is that of ``block``.
+    """
+    n_samples = indptr.shape[0] - 1
+    block_rows = block.shape[0]
+    current = np.empty(block_rows, dtype=np.int64)
+    active = np.empty(block_rows, dtype=np.int64)
+    for start in range(0, n_samples, block_rows):
+        size = min(block_rows, n_samples - start)
+        for k in range(size):
+            for e in range(indptr[start + k], indptr[start + k + 1]):
+                block[k, indices[e]] = data[e]
+        _route_block(
+            block, 0, size, entries, nodes, category_sets, current, active, out, start
+        )
+        for k in range(size):
+            for e in range(indptr[start + k], indptr[start + k + 1]):
+                block[k, indices[e]] = 0.0
 
 
 @jit
@@ -316,8 +371,10 @@ class Router:
 
         Parameters
         ----------
-        X : ndarray of float64 of shape (n_samples, n_features)
-            Raw values, NaN for missing.
+        X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+            Raw values, NaN for missing. A sparse X (any scipy format, an entry
+            not stored being 0.0) is routed in CSR form, one block of at most
+            8 MiB of dense rows at a time.
         out : ndarray of int32 of shape (n_samples, n_trees), default=None
             Where to write the result.
 
@@ -325,10 +382,26 @@ class Router:
         -------
         leaf_ranks : ndarray of int32 of shape (n_samples, n_trees)
         """
-        X = np.ascontiguousarray(X, dtype=np.float64)
+        if is_sparse(X):
+            X = canonical_sparse(X, "csr")
+        else:
+            X = np.ascontiguousarray(X, dtype=np.float64)
         if out is None:
             out = np.empty((X.shape[0], self.n_trees), dtype=np.int32)
-        route_values(X, self.entries, self.nodes, self.category_sets, out)
+        if is_sparse(X):
+            rows = max(1, min(_ROW_BLOCK, SPARSE_BLOCK_BYTES // (8 * X.shape[1] + 1)))
+            route_values_csr(
+                X.data,
+                X.indices,
+                X.indptr,
+                self.entries,
+                self.nodes,
+                self.category_sets,
+                np.zeros((rows, X.shape[1])),
+                out,
+            )
+        else:
+            route_values(X, self.entries, self.nodes, self.category_sets, out)
         return out
 
 

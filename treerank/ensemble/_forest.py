@@ -40,6 +40,7 @@ from treerank.tree._classes import (
     BinnedData,
     TreeRank,
     check_monotonic_cst,
+    check_sparse_splitter,
     engine_growth_params,
     fitted_treerank,
     grow_engine_structure,
@@ -61,6 +62,7 @@ from treerank.utils._sklearn_compat import (
     StrOptions,
     _fit_context,
 )
+from treerank.utils._sparse import canonical_sparse, is_sparse
 from treerank.utils.validation import check_training_target
 
 __all__ = ["RankingForest"]
@@ -443,10 +445,13 @@ default=None
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data: numbers, NaN for missing values (each split
             learns where they go), and categorical columns (see
-            ``categorical_features``); infinity is refused.
+            ``categorical_features``); infinity is refused. A scipy sparse
+            matrix or array (entries not stored are 0.0, stored NaN are
+            missing) is binned column by column, never densified: see
+            :ref:`sparse_input`.
         y : array-like of shape (n_samples,)
             Binary labels (the larger value, or True, is positive; strings are
             refused as ambiguous), or more than two integer grades (higher
@@ -462,7 +467,7 @@ default=None
         # multipartite hook: K > 2 ordered grades (treerank.ensemble._multipartite)
         if is_graded_target(y):
             return fit_graded_forest(self, X, y, sample_weight)
-        X, y = feature_matrix(self, X, y, reset=True)
+        X, y = feature_matrix(self, X, y, reset=True, accept_sparse=True)
         y01, self.classes_, sample_weight = check_training_target(
             y, sample_weight, X.shape[0]
         )
@@ -499,6 +504,8 @@ default=None
         binning_seed = int(rng.randint(_MAX_SEED))
         categorical = categorical_mask(self)
         monotonic = check_monotonic_cst(self, X.shape[1])
+        if is_sparse(X):
+            check_sparse_splitter(template.leafrank)
         if not isinstance(template.leafrank, LeafRank) and (
             categorical is not None or monotonic is not None
         ):
@@ -702,6 +709,8 @@ default=None
         that row alone.
         """
         router = self._router
+        if is_sparse(X):
+            X = canonical_sparse(X, "csr")  # cheap row slices
         if router is None:
             columns = Parallel(n_jobs=self.n_jobs, prefer="threads")(
                 delayed(_tree_leaf_ranks)(tree, X) for tree in self.estimators_
@@ -769,7 +778,13 @@ default=None
 
     def _validate_X_predict(self, X):
         check_is_fitted(self)
-        return feature_matrix(self, X, reset=False)
+        X = feature_matrix(self, X, reset=False, accept_sparse=True)
+        if is_sparse(X):
+            leafrank = self.leafrank
+            check_sparse_splitter(
+                self._default_leafrank() if leafrank is None else leafrank
+            )
+        return X
 
     def decision_function(self, X):
         """Aggregated ranking score of each sample (higher = ranked first).
@@ -781,7 +796,8 @@ default=None
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            A sparse X is never densified whole (see :ref:`sparse_input`).
 
         Returns
         -------
@@ -796,7 +812,8 @@ default=None
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            A sparse X is never densified whole (see :ref:`sparse_input`).
 
         Returns
         -------
@@ -816,7 +833,8 @@ default=None
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            A sparse X is never densified whole (see :ref:`sparse_input`).
 
         Returns
         -------

@@ -432,7 +432,7 @@ def fit_graded_forest(forest, X, y, sample_weight):
     ----------
     forest : RankingForest
         Its parameters are validated; it is fitted in place.
-    X : array-like of shape (n_samples, n_features)
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
     y : array-like of shape (n_samples,)
         Ordered integer grades, ``K > 2`` distinct values.
     sample_weight : array-like of shape (n_samples,) or None
@@ -443,7 +443,8 @@ def fit_graded_forest(forest, X, y, sample_weight):
         Fitted; ``classes_`` holds the grades, ``tree_thresholds_`` the grade
         ``g_k`` of every tree.
     """
-    X, y = feature_matrix(forest, X, y, reset=True)
+    # a sparse X is refused by _grow_trees when the splitter cannot read it
+    X, y = feature_matrix(forest, X, y, reset=True, accept_sparse=True)
     codes, grades, sample_weight = check_graded_training_target(
         y, sample_weight, X.shape[0]
     )
@@ -471,7 +472,7 @@ def fit_graded_treerank(tree, X, y, sample_weight):
     ----------
     tree : TreeRank
         Its parameters are validated; it is fitted in place.
-    X : array-like of shape (n_samples, n_features)
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
     y : array-like of shape (n_samples,)
         Ordered integer grades, ``K > 2`` distinct values.
     sample_weight : array-like of shape (n_samples,) or None
@@ -484,7 +485,8 @@ def fit_graded_treerank(tree, X, y, sample_weight):
     """
     from treerank.ensemble._forest import RankingForest
 
-    X_checked, y = feature_matrix(tree, X, y, reset=True)
+    # a sparse X is refused by the members' fit when the splitter cannot read it
+    X_checked, y = feature_matrix(tree, X, y, reset=True, accept_sparse=True)
     codes, grades, sample_weight = check_graded_training_target(
         y, sample_weight, X_checked.shape[0]
     )
@@ -556,7 +558,7 @@ def graded_predict(estimator, X):
     Parameters
     ----------
     estimator : fitted TreeRank or RankingForest with ``K > 2`` grades
-    X : array-like of shape (n_samples, n_features)
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
     Returns
     -------
@@ -574,7 +576,7 @@ def graded_score(estimator, X, y, sample_weight=None):
     Parameters
     ----------
     estimator : fitted ranker
-    X : array-like of shape (n_samples, n_features)
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
     y : array-like of shape (n_samples,)
     sample_weight : array-like of shape (n_samples,), default=None
 

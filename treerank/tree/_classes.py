@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from treerank.base import (
     RankingMixin,
+    _accepts_sparse,
     calibrate_buckets,
     calibrated_probability,
     quantile_calibration,
@@ -42,6 +43,7 @@ from treerank.utils._sklearn_compat import (
     StrOptions,
     _fit_context,
 )
+from treerank.utils._sparse import canonical_sparse, is_sparse
 from treerank.utils.validation import check_training_target
 
 __all__ = ["TreeRank"]
@@ -63,7 +65,8 @@ class BinnedData:
 
     Parameters
     ----------
-    X : ndarray of float64 of shape (n_samples, n_features)
+    X : ndarray of float64 or sparse matrix of shape (n_samples, n_features)
+        A sparse X is binned column by column (:class:`~treerank.engine.BinMapper`).
     rows : ndarray of int
         The rows the bins are computed from (those of positive weight).
     max_bins : int
@@ -74,9 +77,11 @@ class BinnedData:
     """
 
     def __init__(self, X, rows, max_bins, seed, categorical=None):
+        if is_sparse(X):
+            X = canonical_sparse(X, "csc")  # read column by column
         self.mapper = BinMapper(
             max_bins=max_bins, random_state=seed, categorical=categorical
-        ).fit(X[rows])
+        ).fit(X if rows.shape[0] == X.shape[0] else X[rows])
         self.codes = self.mapper.transform(X)
         self.n_features = X.shape[1]
 
@@ -155,6 +160,17 @@ def check_monotonic_cst(estimator, n_features):
             "have no order."
         )
     return values if np.any(values != 0) else None
+
+
+def check_sparse_splitter(leafrank):
+    """Refuse a sparse X when the splitter ``leafrank`` cannot read it."""
+    if not _accepts_sparse(leafrank):
+        raise ValueError(
+            f"X is sparse, but the splitter {type(leafrank).__name__} needs dense "
+            "data (its input_tags.sparse tag is False). Use the default LeafRank "
+            "(which bins a sparse X column by column), a ClassifierLeafRank whose "
+            "classifier accepts sparse input, or pass X.toarray()."
+        )
 
 
 def engine_growth_params(
@@ -402,7 +418,9 @@ default=None
     # fitting
     # ------------------------------------------------------------------
     def _validate_training_data(self, X, y, sample_weight):
-        X, y = feature_matrix(self, X, y, reset=True)
+        X, y = feature_matrix(self, X, y, reset=True, accept_sparse=True)
+        if is_sparse(X):
+            check_sparse_splitter(self._leafrank_template())
         y01, classes, sample_weight = check_training_target(
             y, sample_weight, X.shape[0]
         )
@@ -482,10 +500,13 @@ default=None
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data: numbers, NaN for missing values (each split
             learns where they go), and categorical columns (see
-            ``categorical_features``); infinity is refused.
+            ``categorical_features``); infinity is refused. A scipy sparse
+            matrix or array (CSR, CSC or another format; entries not stored
+            are 0.0, stored NaN are missing) is binned column by column,
+            never densified: see :ref:`sparse_input`.
         y : array-like of shape (n_samples,)
             Binary labels: {0, 1}, {-1, 1}, bool, or any two numbers (the
             larger is positive). String labels are refused (ambiguous). More
@@ -726,8 +747,17 @@ default=None
         else:
             splitter = self._splitter(y01, rng)
         rows = np.flatnonzero(weighted)  # zero weights: absent rows
-        for train, test in splitter.split(X[rows], y01[rows]):
-            train, test = rows[train], rows[test]
+        if isinstance(self.cv, Integral):  # folds of the rows of positive weight
+            folds = (
+                (rows[train], rows[test])
+                for train, test in splitter.split(np.zeros(rows.shape[0]), y01[rows])
+            )
+        else:  # the user's folds index all the rows
+            folds = (
+                (train[weighted[train]], test[weighted[test]])
+                for train, test in splitter.split(X, y01)
+            )
+        for train, test in folds:
             fold_weight = sample_weight[train]
             if not (
                 np.any(fold_weight[y01[train] == 1] > 0)
@@ -779,14 +809,18 @@ default=None
     # ------------------------------------------------------------------
     def _validate_X_predict(self, X):
         check_is_fitted(self)
-        return feature_matrix(self, X, reset=False)
+        X = feature_matrix(self, X, reset=False, accept_sparse=True)
+        if is_sparse(X):
+            check_sparse_splitter(self._leafrank_template())
+        return X
 
     def apply(self, X):
         """Rank of the leaf containing each sample (0 = best, leftmost leaf).
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            A sparse X is never densified whole (see :ref:`sparse_input`).
 
         Returns
         -------
@@ -807,7 +841,8 @@ default=None
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            A sparse X is never densified whole (see :ref:`sparse_input`).
 
         Returns
         -------
@@ -830,7 +865,8 @@ default=None
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            A sparse X is never densified whole (see :ref:`sparse_input`).
 
         Returns
         -------

@@ -40,6 +40,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils import check_random_state, get_tags
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
+from treerank.base import _accepts_sparse
 from treerank.engine import CRITERIA, MAX_BINS, BinMapper, GrowthParams, fit_rule
 from treerank.utils._sklearn_compat import (
     HasMethods,
@@ -48,6 +49,7 @@ from treerank.utils._sklearn_compat import (
     StrOptions,
     validate_data,
 )
+from treerank.utils._sparse import is_sparse, values_at
 from treerank.utils.validation import check_sample_weight, check_training_target
 
 __all__ = [
@@ -130,7 +132,8 @@ def traverse_binary_tree(
     when that value is NaN and ``missing_left[t]``; at a categorical split
     (``categories``, see :func:`category_table`) when its category code is in
     the split's set (a value that is not a code counts as missing). Gathers
-    only the tested feature of each row at each level (no copy of the rows);
+    only the tested feature of each row at each level (no copy of the rows;
+    X may be a scipy sparse matrix, whose entries not stored are 0.0);
     ``columns`` maps the tree's feature indices to columns of X (None:
     identity).
 
@@ -151,7 +154,7 @@ def traverse_binary_tree(
         tested = feature[current]
         if columns is not None:
             tested = columns[tested]
-        values = X[rows[active], tested]
+        values = values_at(X, rows[active], tested)
         missing = np.isnan(values)
         go_left = values <= threshold[current]
         if table is not None:
@@ -225,8 +228,9 @@ class RuleTree:
         return int(self.children_left.shape[0])
 
     def apply(self, X):
-        """Inner leaf of each row of X (validated float64 array)."""
-        X = np.asarray(X, dtype=np.float64)
+        """Inner leaf of each row of X (validated float64 array or sparse matrix)."""
+        if not is_sparse(X):
+            X = np.asarray(X, dtype=np.float64)
         return traverse_binary_tree(
             self.children_left,
             self.children_right,
@@ -334,8 +338,11 @@ class BaseLeafRank(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            The node's data.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The node's data. A scipy sparse X (entries not stored are 0.0) is
+            accepted when the splitter's ``input_tags.sparse`` tag is True:
+            :class:`LeafRank` bins it column by column, a
+            :class:`ClassifierLeafRank` passes it to its classifier.
         y : array-like of shape (n_samples,)
             Binary labels (the larger value, or True, is positive).
         sample_weight : array-like of shape (n_samples,), default=None
@@ -356,7 +363,7 @@ class BaseLeafRank(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
         Returns
         -------
@@ -364,7 +371,12 @@ class BaseLeafRank(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(
-            self, X, reset=False, dtype=np.float64, ensure_all_finite="allow-nan"
+            self,
+            X,
+            reset=False,
+            dtype=np.float64,
+            ensure_all_finite="allow-nan",
+            accept_sparse=self._sparse_formats(),
         )
         return self._goes_left_arrays(X)
 
@@ -373,7 +385,7 @@ class BaseLeafRank(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
         Returns
         -------
@@ -392,7 +404,7 @@ class BaseLeafRank(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
             True labels, among ``classes_``.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -420,6 +432,10 @@ class BaseLeafRank(ClassifierMixin, BaseEstimator):
             raise ValueError("sample_weight is all zero: the score is undefined.")
         return float(np.mean(rates))
 
+    def _sparse_formats(self):
+        """The sparse formats validation accepts: CSR and CSC if the tags say so."""
+        return ("csr", "csc") if _accepts_sparse(self) else False
+
     def _validate_fit_input(self, X, y, sample_weight):
         X, y = validate_data(
             self,
@@ -428,6 +444,7 @@ class BaseLeafRank(ClassifierMixin, BaseEstimator):
             ensure_min_samples=2,
             dtype=np.float64,
             ensure_all_finite="allow-nan",
+            accept_sparse=self._sparse_formats(),
         )
         y01, classes, sample_weight = check_training_target(
             y, sample_weight, X.shape[0]
@@ -464,7 +481,8 @@ class LeafRank(BaseLeafRank):
     the best threshold between bins. Inside :class:`~treerank.TreeRank` and
     :class:`~treerank.RankingForest` the data are binned once per fit and the
     rule runs in the compiled engine (:mod:`treerank.engine`); this class then
-    only carries the parameters.
+    only carries the parameters. A scipy sparse X is binned one column at a
+    time and gives the rule of ``X.toarray()`` (see :ref:`sparse_input`).
 
     Read more in the :ref:`User Guide <leafrank>`.
 
@@ -577,6 +595,7 @@ class LeafRank(BaseLeafRank):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True
         return tags
 
     def _growth_params(self, n_features, **master):
@@ -770,9 +789,11 @@ class ClassifierLeafRank(BaseLeafRank):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         try:
-            tags.input_tags.allow_nan = get_tags(self.estimator).input_tags.allow_nan
+            inner = get_tags(self.estimator).input_tags
         except (AttributeError, TypeError, ValueError):
-            tags.input_tags.allow_nan = False
+            inner = None
+        tags.input_tags.allow_nan = inner is not None and inner.allow_nan
+        tags.input_tags.sparse = inner is not None and inner.sparse
         return tags
 
     def _fit_arrays(self, X, y01, sample_weight):

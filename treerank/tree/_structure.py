@@ -240,7 +240,7 @@ class RankingTreeStructure:
         return graph
 
     def apply_rank(self, X):
-        """Rank of the leaf containing each row of X (validated float64 array).
+        """Rank of the leaf of each row of X (validated float64 array or sparse).
 
         An engine tree routes all rows at once through its compiled decision
         graph; other trees go node by node (:meth:`apply`).
@@ -251,7 +251,7 @@ class RankingTreeStructure:
         return router.leaf_ranks(X)[:, 0].astype(np.intp)
 
     def apply(self, X):
-        """Node id of the leaf containing each row of X (validated float64 array).
+        """Node id of the leaf of each row of X (validated float64 array or sparse).
 
         Each internal node sends the rows that reach it to its LeafRank once, so
         a row's leaf depends on that row alone (batch invariance).

@@ -14,6 +14,7 @@ import numpy as np
 from sklearn.utils.validation import check_array
 
 from treerank.utils._sklearn_compat import StrOptions, validate_data
+from treerank.utils._sparse import is_sparse
 
 __all__ = [
     "CATEGORICAL_FEATURES_CONSTRAINT",
@@ -268,7 +269,20 @@ class CategoryEncoder:
 _NO_Y = "no_validation"
 
 
-def feature_matrix(estimator, X, y=_NO_Y, *, reset):
+def _check_no_sparse_categorical(spec, X):
+    """Refuse categorical features selected in a sparse X."""
+    n_features = X.shape[1]
+    mask = CategoryEncoder(spec)._mask(X, n_features, None)
+    if mask.any():
+        raise ValueError(
+            f"categorical_features selects features {np.flatnonzero(mask).tolist()}"
+            ", but X is sparse: categorical features are supported for a dense X "
+            "or a DataFrame only. Pass X.toarray(), or categorical_features=None "
+            "to split every feature by thresholds."
+        )
+
+
+def feature_matrix(estimator, X, y=_NO_Y, *, reset, accept_sparse=False):
     """Validate X (and y) for a tree estimator with ``categorical_features``.
 
     With ``reset`` (in ``fit``), finds the categorical features
@@ -279,15 +293,24 @@ def feature_matrix(estimator, X, y=_NO_Y, *, reset):
     checked for consistency when given. ``n_features_in_`` and
     ``feature_names_in_`` are set or checked as by scikit-learn.
 
+    With ``accept_sparse``, a scipy sparse X is returned as a float64 CSR or
+    CSC matrix (other formats become CSR), never densified; it has no
+    categorical feature (``"from_dtype"`` finds none, and an explicit
+    selection is refused).
+
     Returns
     -------
-    X : ndarray of float64 of shape (n_samples, n_features)
+    X : ndarray of float64 of shape (n_samples, n_features), or sparse matrix
     y : ndarray, only when given (``y=None`` in ``fit`` is an error)
     """
+    sparse_input = accept_sparse and is_sparse(X)
     if reset:
         spec = estimator.categorical_features
         estimator._category_encoder = None
-        if spec is not None and not (isinstance(spec, str) and not _is_frame(X)):
+        if sparse_input:
+            if spec is not None and not isinstance(spec, str):
+                _check_no_sparse_categorical(spec, X)
+        elif spec is not None and not (isinstance(spec, str) and not _is_frame(X)):
             if not _is_frame(X):  # explicit features of an array: a 2-d array
                 X = check_array(X, dtype=None, ensure_all_finite=False)
             encoder = CategoryEncoder(spec).fit(X)
@@ -295,6 +318,14 @@ def feature_matrix(estimator, X, y=_NO_Y, *, reset):
                 estimator._category_encoder = encoder
     encoder = getattr(estimator, "_category_encoder", None)
     options = {"dtype": np.float64, "ensure_all_finite": "allow-nan"}
+    if sparse_input and encoder is not None:
+        raise ValueError(
+            "X is sparse, but the model was fitted with categorical features "
+            f"{np.flatnonzero(encoder.is_categorical_).tolist()}: pass a dense X "
+            "or a DataFrame."
+        )
+    if accept_sparse:
+        options["accept_sparse"] = ("csr", "csc")
     if encoder is None:
         if isinstance(y, str) and y == _NO_Y:
             return validate_data(estimator, X, reset=reset, **options)
