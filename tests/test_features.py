@@ -195,6 +195,15 @@ def test_monotonic_constraints_hold(seed):
         assert _violations(forest, cst, points, rng) == 0
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [s for s in range(200) if s % 4])
+def test_monotonic_constraints_hold_for_the_forest_on_every_case(seed):
+    """The forest half of the test above on the other 150 of the 200 cases."""
+    X, y, cst, points, rng = _monotone_case(seed)
+    forest = RankingForest(n_estimators=8, monotonic_cst=cst, random_state=seed)
+    assert _violations(forest.fit(X, y), cst, points, rng) == 0
+
+
 def test_monotonic_constraints_bind():
     """Without the constraint the same data give violations (the test above
     can fail), and a dict by feature name means the same as the array."""
