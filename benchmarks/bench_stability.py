@@ -33,7 +33,7 @@ DISTRIBUTIONS = {
 
 def models(n_estimators):
     return {
-        "TreeRank (depth 6)": TreeRank(),
+        "TreeRank (defaults)": TreeRank(),
         f"RankingForest median ({n_estimators} trees)": RankingForest(
             n_estimators=n_estimators, aggregation="median"
         ),
