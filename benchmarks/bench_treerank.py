@@ -30,7 +30,7 @@ from treerank.datasets import (
 
 def models(seed):
     return {
-        "TreeRank (depth 6)": TreeRank(random_state=seed),
+        "TreeRank (defaults)": TreeRank(random_state=seed),
         "TreeRank pruning=cv": TreeRank(pruning="cv", random_state=seed),
         "DecisionTree (depth 6)": DecisionTreeClassifier(
             max_depth=6, random_state=seed
