@@ -242,16 +242,28 @@ def test_bad_monotonic_cst():
 # calibrated probabilities
 # ----------------------------------------------------------------------
 def test_probabilities_are_not_the_training_fit():
+    """The breast cancer split of the issue (stratified 70/30, seed 0).
+
+    There the random forest's log loss is 0.33 (confident 0/1 probabilities,
+    some wrong) and TreeRank's and the forest's are lower (0.24 and 0.17).
+    Over 10 such splits (``benchmarks/results/features.md``) the forest's
+    mean log loss is lower than the random forest's (0.134 vs 0.153) but it
+    is lower on 3 splits of 10 only; TreeRank's is higher on average.
+    """
+    from sklearn.ensemble import RandomForestClassifier
+
     from treerank.datasets import load_breast_cancer
 
     X, y = load_breast_cancer(return_X_y=True)
     X, X_test, y, y_test = train_test_split(
         X, y, test_size=0.3, stratify=y, random_state=0
     )
+    forest = RandomForestClassifier(random_state=0).fit(X, y)
+    reference = log_loss(y_test, forest.predict_proba(X_test)[:, 1])
     for model in (TreeRank(random_state=0), RankingForest(random_state=0)):
         proba = model.fit(X, y).predict_proba(X_test)[:, 1]
         assert np.all((proba > 0) & (proba < 1))
-        assert log_loss(y_test, proba) < 0.35
+        assert log_loss(y_test, proba) <= reference
         # consistent with the ranking and the predicted class
         scores = model.decision_function(X_test)
         order = np.argsort(scores)
