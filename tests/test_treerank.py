@@ -506,3 +506,19 @@ def test_compiled_routing_equals_node_by_node_traversal(params, tmp_path):
     save_model(tree, tmp_path / "m.trk")
     frozen = load_model(tmp_path / "m.trk")
     np.testing.assert_array_equal(frozen.apply(X_new), expected)
+
+
+def test_auto_min_samples_split_resolves_on_the_whole_training_set():
+    # the cross-validation fold trees split like the final tree: "auto" means
+    # the same integer for all of them, that of the whole training set
+    from treerank.tree._classes import resolve_min_samples_split
+
+    X, y = NestedSquares().sample(3000, random_state=3)
+    resolved = resolve_min_samples_split("auto", X.shape[0])
+    assert resolved == 12
+    auto = TreeRank(pruning="cv", random_state=0).fit(X, y)
+    fixed = TreeRank(pruning="cv", min_samples_split=resolved, random_state=0)
+    fixed.fit(X, y)
+    assert auto.ccp_alpha_ == fixed.ccp_alpha_
+    np.testing.assert_array_equal(auto.decision_function(X), fixed.decision_function(X))
+    np.testing.assert_array_equal(auto.predict_proba(X), fixed.predict_proba(X))

@@ -439,15 +439,20 @@ default=None
         return template
 
     def _grow(self, X, y01, sample_weight, rows, rng, data):
-        """Grow a master tree on the rows ``rows`` (engine when ``data``)."""
+        """Grow a master tree on the rows ``rows`` (engine when ``data``).
+
+        ``"auto"`` resolves on the whole training set, so that the fold trees of
+        the cross-validated pruning and calibration split like the final tree.
+        """
         leafrank = self._leafrank_template()
+        min_samples_split = resolve_min_samples_split(
+            self.min_samples_split, np.count_nonzero(sample_weight > 0)
+        )
         if data is not None:
             params = engine_growth_params(
                 leafrank,
                 max_depth=self.max_depth,
-                min_samples_split=resolve_min_samples_split(
-                    self.min_samples_split, np.count_nonzero(sample_weight[rows] > 0)
-                ),
+                min_samples_split=min_samples_split,
                 max_features_node=self.max_features_node,
                 n_features=X.shape[1],
                 monotonic_cst=check_monotonic_cst(self, X.shape[1]),
@@ -463,9 +468,7 @@ default=None
             sample_weight[rows],
             leafrank=leafrank,
             max_depth=self.max_depth,
-            min_samples_split=resolve_min_samples_split(
-                self.min_samples_split, rows.shape[0]
-            ),
+            min_samples_split=min_samples_split,
             n_features_node=resolve_max_features(
                 self.max_features_node, X.shape[1], "max_features_node"
             ),
