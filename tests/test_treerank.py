@@ -513,11 +513,14 @@ def test_auto_min_samples_split_resolves_on_the_whole_training_set():
     # the same integer for all of them, that of the whole training set
     from treerank.tree._classes import resolve_min_samples_split
 
-    X, y = NestedSquares().sample(3000, random_state=3)
+    X, y = NestedSquares().sample(10000, random_state=3)
     resolved = resolve_min_samples_split("auto", X.shape[0])
-    assert resolved == 12
-    auto = TreeRank(pruning="cv", random_state=0).fit(X, y)
-    fixed = TreeRank(pruning="cv", min_samples_split=resolved, random_state=0)
+    assert resolved == 40  # 32 on a fold of 8,000 rows
+    leafrank = LeafRank(max_depth=3, min_samples_leaf=2)
+    auto = TreeRank(pruning="cv", leafrank=leafrank, random_state=0).fit(X, y)
+    fixed = TreeRank(
+        pruning="cv", leafrank=leafrank, min_samples_split=resolved, random_state=0
+    )
     fixed.fit(X, y)
     assert auto.ccp_alpha_ == fixed.ccp_alpha_
     np.testing.assert_array_equal(auto.decision_function(X), fixed.decision_function(X))
