@@ -150,26 +150,7 @@ def grow_ranking_tree(codes, y01, weights, rows, bin_mapper, params, seed):
     GrownTree
     """
     codes, y01, weights, rows = _kernel_inputs(codes, y01, weights, rows)
-    (
-        children_left,
-        children_right,
-        n_pos,
-        n_neg,
-        rule_start,
-        rule_stop,
-        gain,
-        feature,
-        threshold_bin,
-        missing_left,
-        child_left,
-        child_right,
-        left_leaf,
-        improvement,
-        missing_seen,
-        category,
-        category_sets,
-        leaf_of_row,
-    ) = grow_tree(
+    grown = grow_tree(
         codes,
         y01,
         weights,
@@ -181,19 +162,10 @@ def grow_ranking_tree(codes, y01, weights, rows, bin_mapper, params, seed):
         new_state(seed),
         MIN_GAIN,
     )
-    rules = _rules(
-        bin_mapper,
-        feature,
-        threshold_bin,
-        missing_left,
-        child_left,
-        child_right,
-        left_leaf,
-        improvement,
-        missing_seen,
-        category,
-        category_sets,
-    )
+    # 7 master arrays, the 10 arrays of the LeafRank rules, the row leaves
+    children_left, children_right, n_pos, n_neg, rule_start, rule_stop, gain = grown[:7]
+    rules = _rules(bin_mapper, *grown[7:17])
+    leaf_of_row = grown[17]
     leaf_rank = np.cumsum(children_left < 0) - 1
     in_sample = leaf_of_row >= 0
     leaf_rank_of_row = np.full(leaf_of_row.shape[0], -1, dtype=np.int32)
@@ -288,20 +260,7 @@ def fit_rule(codes, y01, weights, rows, bin_mapper, params, seed, features=None)
         if min_leaf_fraction > 0
         else min_leaf_count
     )
-    (
-        feature,
-        threshold_bin,
-        missing_left,
-        child_left,
-        child_right,
-        left_leaf,
-        improvement,
-        missing_seen,
-        category,
-        category_sets,
-        gain,
-        _,
-    ) = fit_single_rule(
+    fitted = fit_single_rule(
         codes,
         y01,
         weights,
@@ -316,17 +275,5 @@ def fit_rule(codes, y01, weights, rows, bin_mapper, params, seed, features=None)
         criterion,
         new_state(seed),
     )
-    rules = _rules(
-        bin_mapper,
-        feature,
-        threshold_bin,
-        missing_left,
-        child_left,
-        child_right,
-        left_leaf,
-        improvement,
-        missing_seen,
-        category,
-        category_sets,
-    )
-    return rules, float(gain)
+    # the 10 arrays of the rule, then its gain
+    return _rules(bin_mapper, *fitted[:10]), float(fitted[10])
