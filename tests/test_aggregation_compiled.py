@@ -188,22 +188,46 @@ def fitted_inserter(rng, n_items=3000, n_rankings=25, weights=False):
     return inserter, rankings
 
 
+@pytest.mark.parametrize("search", ["gallop", "bisect"])
 @pytest.mark.parametrize("weights", [False, True])
 @pytest.mark.parametrize("budget", [0, 1 << 23])
-def test_compiled_insertion_matches_numpy(rng, monkeypatch, weights, budget):
+def test_compiled_insertion_matches_numpy(rng, monkeypatch, weights, budget, search):
     monkeypatch.setattr(insertion_module, "_BUCKET_TABLE_BUDGET", budget)
     inserter, rankings = fitted_inserter(rng, weights=weights)
     ranks = new_rows(rng, rankings, 400)
     ranks[:50] = rankings.T[:50]  # fitted items again
-    monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 1 << 62)
-    expected = inserter.positions(ranks, window=2)
-    monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 0)
     for window in (2, 0, 7):
-        if window != 2:
-            monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 1 << 62)
-            expected = inserter.positions(ranks, window=window)
-            monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 0)
-        assert np.array_equal(inserter.positions(ranks, window=window), expected)
+        monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 1 << 62)
+        expected = inserter.positions(ranks, window=window, search=search)
+        monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 0)
+        got = inserter.positions(ranks, window=window, search=search)
+        assert np.array_equal(got, expected)
+
+
+@pytest.mark.parametrize("path", ["numpy", "compiled"])
+def test_galloping_and_bisection_agree_on_unimodal_costs(rng, monkeypatch, path):
+    # every ranking is the consensus itself, up to ties: the cost of a new
+    # item is unimodal along the consensus, so both searches of the block
+    # boundary find the exact optimum, whatever the guessed start
+    minimum = 1 << 62 if path == "numpy" else 0
+    monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", minimum)
+    n_items = 3000
+    consensus = np.sort(rng.integers(0, 1500, size=n_items))
+    rankings = np.vstack([consensus // k for k in (1, 2, 3, 5, 8)])
+    inserter = ConsensusInserter(consensus, rankings)
+    ranks = rankings.T[rng.integers(0, n_items, size=300)] + rng.integers(
+        -2, 3, size=(300, 1)
+    )
+    exact = inserter.positions(ranks, method="exact")
+    for search in ("gallop", "bisect"):
+        got = inserter.positions(ranks, search=search)
+        assert np.array_equal(got, exact)
+
+
+def test_positions_rejects_an_unknown_search(rng):
+    inserter, rankings = fitted_inserter(rng, n_items=200, n_rankings=5)
+    with pytest.raises(ValueError, match="search must be"):
+        inserter.positions(rankings.T[:3], search="linear")
 
 
 def test_compiled_insertion_is_a_valid_position(rng, compiled):

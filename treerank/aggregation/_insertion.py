@@ -23,9 +23,12 @@ The fast method works at two scales. The consensus buckets are grouped into
 G blocks of consecutive buckets (see :func:`_n_blocks`), and for each ranking
 a table of prefix masses at the block boundaries (mass of the buckets before
 the boundary ranked below a given rank) gives the cost of x at any block
-boundary in O(B). A binary search on the sign of the block slopes (the
-majority preference of a whole block, much less noisy than that of a single
-bucket) finds the block boundary where the cost stops decreasing; every
+boundary in O(B). A search on the sign of the block slopes (the majority
+preference of a whole block, much less noisy than that of a single bucket)
+finds the block boundary where the cost stops decreasing: it starts at the
+block whose fitted items have the new item's mean dense rank over the
+rankings (a good guess: the consensus is close to the mean order), gallops
+away from it by steps of 1, 2, 4, ... and bisects the last step; every
 position in the two neighbouring blocks (plus ``window`` buckets on each side)
 is then evaluated exactly, bucket by bucket. The cost is
 O(B (log G + Q / G + window)) per item, and the result is the exact optimum
@@ -85,6 +88,31 @@ def _n_blocks(n_items, n_buckets, stride):
     affordable = max(_MIN_BLOCKS, _BLOCK_TABLE_BUDGET // max(stride, 1) - 1)
     return int(min(n_buckets, wanted, affordable))
 
+
+def _item_keys(lower, scale):
+    """Search key of items: the sum over rankings of their dense rank, scaled.
+
+    ``lower[i, b]`` is the number of ranking b's values better than item i
+    (its dense rank for a fitted item); a small key means an item that the
+    rankings put near the top.
+    """
+    return (lower / scale).sum(axis=1)
+
+
+def _block_keys(data, block, n_blocks):
+    """Sorted median key of the fitted items of each block.
+
+    The number of these below a new item's key is the block where the search
+    of its position starts (:func:`_block_search_kernel`).
+    """
+    scale = np.maximum(data.n_buckets, 1).astype(np.float64)
+    item_keys = _item_keys(data.ranks_t, scale)
+    by_block = np.lexsort((item_keys, block))
+    block_starts = np.searchsorted(block[by_block], np.arange(n_blocks + 1))
+    middle = (block_starts[:-1] + np.maximum(block_starts[1:] - 1, 0)) // 2
+    return np.sort(item_keys[by_block[middle]])
+
+
 # the compiled state is built once even when threads place chunks concurrently
 _BUILD_LOCK = threading.Lock()
 # new items placed per call of the compiled kernel: bounds the memory of a
@@ -140,9 +168,43 @@ def _threshold_maps(values):
 
 
 @njit(cache=True, nogil=True)
+def _boundary_rising(
+    lower,
+    upper,
+    row,
+    middle,
+    block_tables,
+    block_offset,
+    ranking_weights,
+    total_weight,
+    mass_before,
+    n_boundaries,
+):
+    """Whether an item's cost does not decrease across block ``middle``."""
+    start_sum = 0.0
+    end_sum = 0.0
+    for b in range(lower.shape[1]):
+        lo_base = block_offset[b] + np.int64(lower[row, b]) * n_boundaries
+        up_base = block_offset[b] + np.int64(upper[row, b]) * n_boundaries
+        weight = ranking_weights[b]
+        start_sum += weight * (
+            np.float64(block_tables[lo_base + middle])
+            + np.float64(block_tables[up_base + middle])
+        )
+        end_sum += weight * (
+            np.float64(block_tables[lo_base + middle + 1])
+            + np.float64(block_tables[up_base + middle + 1])
+        )
+    cost_start = total_weight * mass_before[middle] - start_sum
+    cost_end = total_weight * mass_before[middle + 1] - end_sum
+    return cost_end >= cost_start
+
+
+@njit(cache=True, nogil=True)
 def _block_search_kernel(
     lower,
     upper,
+    guess,
     block_tables,
     block_offset,
     ranking_weights,
@@ -154,38 +216,107 @@ def _block_search_kernel(
     first,
     last,
 ):
-    """Binary search of the block boundary where the cost stops decreasing.
+    """Search of the block boundary where the cost stops decreasing.
+
+    The first block whose cost does not decrease across it (its slope, the
+    majority preference of the whole block, is >= 0), found by a galloping
+    search from the block ``guess[row]``: steps of 1, 2, 4, ... away from the
+    guess until the sign changes, then a binary search between the last two
+    probes. With a sign that changes once along the consensus (a cost
+    unimodal at the scale of the blocks) the result is the same as a binary
+    search over all blocks, in O(log d) probes for a guess d blocks away. A
+    negative guess asks for the bisection of all blocks, whose result is
+    monotone: an item that every ranking puts at least as high as another
+    (so whose block slopes are all at least as large) stops at a boundary at
+    least as high.
 
     ``block_tables[block_offset[b] + k * (G + 1) + J]`` is the mass of the items
     of the blocks before J that ranking b ranks < k: the boundaries probed for
     one item lie in the same short rows. Writes the run of buckets
     ``first .. last - 1`` to evaluate exactly.
     """
-    n_new, n_rankings = lower.shape
+    n_new = lower.shape[0]
     n_boundaries = bounds_buckets.shape[0]
     n_blocks = n_boundaries - 1
     for row in range(n_new):
-        low = 0
-        high = n_blocks
+        start = min(guess[row], n_blocks - 1)
+        if start < 0:  # no guess: a bisection of all the blocks
+            low = 0
+            high = n_blocks
+        elif _boundary_rising(
+            lower,
+            upper,
+            row,
+            start,
+            block_tables,
+            block_offset,
+            ranking_weights,
+            total_weight,
+            mass_before,
+            n_boundaries,
+        ):
+            high = start
+            low = 0
+            step = 1
+            while high > 0:
+                probe = start - step
+                if probe < 0:
+                    break
+                if _boundary_rising(
+                    lower,
+                    upper,
+                    row,
+                    probe,
+                    block_tables,
+                    block_offset,
+                    ranking_weights,
+                    total_weight,
+                    mass_before,
+                    n_boundaries,
+                ):
+                    high = probe
+                    step *= 2
+                else:
+                    low = probe + 1
+                    break
+        else:
+            low = start + 1
+            high = n_blocks
+            step = 1
+            while low < n_blocks:
+                probe = start + step
+                if probe >= n_blocks:
+                    break
+                if _boundary_rising(
+                    lower,
+                    upper,
+                    row,
+                    probe,
+                    block_tables,
+                    block_offset,
+                    ranking_weights,
+                    total_weight,
+                    mass_before,
+                    n_boundaries,
+                ):
+                    high = probe
+                    break
+                low = probe + 1
+                step *= 2
         while low < high:
             middle = (low + high) // 2
-            start_sum = 0.0
-            end_sum = 0.0
-            for b in range(n_rankings):
-                lo_base = block_offset[b] + np.int64(lower[row, b]) * n_boundaries
-                up_base = block_offset[b] + np.int64(upper[row, b]) * n_boundaries
-                weight = ranking_weights[b]
-                start_sum += weight * (
-                    np.float64(block_tables[lo_base + middle])
-                    + np.float64(block_tables[up_base + middle])
-                )
-                end_sum += weight * (
-                    np.float64(block_tables[lo_base + middle + 1])
-                    + np.float64(block_tables[up_base + middle + 1])
-                )
-            cost_start = total_weight * mass_before[middle] - start_sum
-            cost_end = total_weight * mass_before[middle + 1] - end_sum
-            if cost_end >= cost_start:
+            if _boundary_rising(
+                lower,
+                upper,
+                row,
+                middle,
+                block_tables,
+                block_offset,
+                ranking_weights,
+                total_weight,
+                mass_before,
+                n_boundaries,
+            ):
                 high = middle
             else:
                 low = middle + 1
@@ -428,10 +559,12 @@ class ConsensusInserter:
     The exact method sums these over all Q buckets: O(Q B) per item. The fast
     method groups the buckets into G blocks (at least 128, and for a large
     consensus about 64 items per block, as far as a budget of 2^24 entries of
-    prefix tables allows), finds by binary search the block boundary where the
-    cost stops decreasing (the cost at a block boundary is read in O(B) from
-    per-ranking prefix tables), and evaluates every position of the two blocks
-    around it exactly: O(B (log G + Q / G + window)) per item. It is exact when
+    prefix tables allows), finds the block boundary where the cost stops
+    decreasing by a galloping search from a guessed block (the cost at a block
+    boundary is read in O(B) from per-ranking prefix tables), and evaluates
+    every position of the two blocks around it exactly:
+    O(B (log G + Q / G + window)) per item, O(B (log d + Q / G + window)) for a
+    guess d blocks away. It is exact when
     the cost is unimodal at the scale of the blocks; otherwise it returns a
     position whose cost exceeds the optimum by very little (measured in
     ``benchmarks/results/aggregation.md``: about 1e-5 of the cost range on a
@@ -570,8 +703,10 @@ class ConsensusInserter:
         # ranks), binary searches otherwise
         spans = sum(int(v[-1] - v[0]) + 3 for v in values)
         maps = _threshold_maps(values) if spans <= 4 * stride + 64 else None
+        scale = np.maximum(data.n_buckets, 1).astype(np.float64)
         return {
-            "scale": np.maximum(data.n_buckets, 1).astype(np.float64),
+            "scale": scale,
+            "block_keys": _block_keys(data, block, n_blocks),
             "values": values,
             "full_tables": full_tables,
             "rank_offset": rank_offset,
@@ -648,11 +783,12 @@ class ConsensusInserter:
             np.cumsum(table, axis=1, out=tables[b])
             np.cumsum(tables[b], axis=0, out=tables[b])
         mass = np.bincount(block + 1, weights=data.item_weights, minlength=n_blocks + 1)
-        return bounds, np.cumsum(mass), tables.ravel(), width
+        keys = _block_keys(data, block, n_blocks)
+        return bounds, np.cumsum(mass), tables.ravel(), width, keys
 
     def _boundary_costs(self, lower, upper, rows, blocks):
         """Cost of placing items at block boundaries (up to a per-item constant)."""
-        data, _, _, (bounds, mass_before, tables, width) = self._prepared()
+        data, _, _, (bounds, mass_before, tables, width, _) = self._prepared()
         n_rankings = data.n_rankings
         n_boundaries = bounds.shape[0]
         ranking_offset = np.arange(n_rankings) * n_boundaries
@@ -762,7 +898,7 @@ class ConsensusInserter:
         )
         return positions, costs
 
-    def positions(self, ranks, *, method="fast", window=2):
+    def positions(self, ranks, *, method="fast", window=2, search="gallop"):
         """Kendall-optimal position of each new item in the consensus.
 
         Parameters
@@ -772,13 +908,22 @@ class ConsensusInserter:
             ``rankings`` (for a forest: the rank of the item's leaf in each tree).
         method : {"fast", "exact"}, default="fast"
             ``"exact"`` evaluates every position, O(Q B) per item. ``"fast"``
-            binary-searches the sign change of the majority preference of blocks
-            of buckets and evaluates every position in the two blocks around
-            it, O(B (log G + Q / G + window)) per item with G blocks; it
-            returns the exact optimum whenever the cost is unimodal at the scale
-            of the blocks (see the module notes).
+            searches the sign change of the majority preference of blocks of
+            buckets (see ``search``) and evaluates every position in the two
+            blocks around it, O(B (log G + Q / G + window)) per item with G
+            blocks; it returns the exact optimum whenever the cost is unimodal
+            at the scale of the blocks (see the module notes).
         window : int, default=2
             Extra buckets examined on each side of the two blocks.
+        search : {"gallop", "bisect"}, default="gallop"
+            How the fast method finds the block boundary. ``"gallop"`` starts
+            at the block where the fitted items have the new item's mean
+            dense rank over the rankings and moves by steps of 1, 2, 4, ...:
+            O(log d) probes for a start d blocks away. ``"bisect"`` bisects
+            all the blocks (O(log G) probes); it is monotone: an item that no
+            ranking puts lower than another is placed no lower (used by
+            forests with monotonic constraints). Both give the same position
+            when the cost is unimodal at the scale of the blocks.
 
         Returns
         -------
@@ -801,6 +946,8 @@ class ConsensusInserter:
             or window < 0
         ):
             raise ValueError(f"window must be an integer >= 0; got {window!r}.")
+        if search not in ("gallop", "bisect"):
+            raise ValueError(f'search must be "gallop" or "bisect"; got {search!r}.')
         if method == "exact":
             positions, costs = self.position_costs(ranks)
             if costs.shape[0] == 0:
@@ -821,12 +968,14 @@ class ConsensusInserter:
             stop = min(start + _CHUNK, n_new)
             lower, upper = self._thresholds(ranks[start:stop], compiled=compiled)
             if compiled:
-                self._insert_compiled(lower, upper, int(window), out[start:stop])
+                self._insert_compiled(
+                    lower, upper, int(window), search, out[start:stop]
+                )
             else:
-                out[start:stop] = self._fast_numpy(lower, upper, window)
+                out[start:stop] = self._fast_numpy(lower, upper, window, search)
         return out
 
-    def _insert_compiled(self, lower, upper, window, out):
+    def _insert_compiled(self, lower, upper, window, search, out):
         """The fast method for one chunk of thresholds, by the compiled kernels."""
         state = self._compiled()
         data = state["data"]
@@ -834,15 +983,20 @@ class ConsensusInserter:
         # items with similar thresholds read the same table rows, and items
         # with nearby runs the same members: visit them together (each item's
         # position depends on that item alone, so the order changes nothing)
-        key = (lower / state["scale"]).sum(axis=1)
+        key = _item_keys(lower, state["scale"])
         visit = np.argsort(key, kind="stable")
         lower = lower[visit]
         upper = upper[visit]
         first = np.empty(n_new, dtype=np.int64)
         last = np.empty(n_new, dtype=np.int64)
+        if search == "gallop":
+            guess = np.searchsorted(state["block_keys"], key[visit])
+        else:
+            guess = np.full(n_new, -1, dtype=np.int64)
         _block_search_kernel(
             lower,
             upper,
+            guess,
             state["block_tables"],
             state["block_offset"],
             data.ranking_weights,
@@ -897,25 +1051,66 @@ class ConsensusInserter:
             )
         out[visit[order]] = placed
 
-    def _fast_numpy(self, lower, upper, window):
-        """The fast method for one chunk of thresholds, in numpy."""
-        n_new = lower.shape[0]
-        bounds = self._prepared()[3][0]
+    def _fast_numpy(self, lower, upper, window, search):
+        """The fast method for one chunk of thresholds, in numpy.
+
+        The same galloping search as :func:`_block_search_kernel`, on all the
+        items of the chunk at once.
+        """
+        data, _, _, (bounds, _, _, _, block_keys) = self._prepared()
         n_blocks = bounds.shape[0] - 1
         n_buckets = self.n_buckets
-        # binary search of the first block whose slope (cost at its end minus
-        # cost at its start) is >= 0
-        low = np.zeros(n_new, dtype=np.intp)
-        high = np.full(n_new, n_blocks, dtype=np.intp)
-        searching = np.arange(n_new)
+        scale = np.maximum(data.n_buckets, 1).astype(np.float64)
+        start = np.searchsorted(block_keys, _item_keys(lower, scale))
+        start = np.minimum(start, n_blocks - 1)
+        if search == "bisect":
+            start[:] = -1
+
+        def rising(rows, blocks):
+            # the cost does not decrease across each block (slope >= 0)
+            costs = self._boundary_costs(
+                lower,
+                upper,
+                np.concatenate([rows, rows]),
+                np.concatenate([blocks, blocks + 1]),
+            )
+            return costs[rows.shape[0] :] >= costs[: rows.shape[0]]
+
+        everyone = np.arange(lower.shape[0])
+        up = np.zeros(lower.shape[0], dtype=bool)
+        guessed = everyone[start >= 0]
+        up[guessed] = rising(guessed, start[guessed])
+        low = np.where(up, 0, start + 1)
+        high = np.where(up, start, n_blocks)
+        # gallop away from the start, steps 1, 2, 4, ..., until the sign changes
+        step = np.ones_like(start)
+        left = everyone[up & (start > 0)]
+        while left.shape[0]:
+            probe = start[left] - step[left]
+            inside = probe >= 0
+            left, probe = left[inside], probe[inside]
+            found = rising(left, probe)
+            high[left[found]] = probe[found]
+            step[left[found]] *= 2
+            low[left[~found]] = probe[~found] + 1
+            left = left[found & (probe > 0)]
+        right = everyone[~up & (start >= 0) & (start + 1 < n_blocks)]
+        while right.shape[0]:
+            probe = start[right] + step[right]
+            inside = probe < n_blocks
+            right, probe = right[inside], probe[inside]
+            found = rising(right, probe)
+            high[right[found]] = probe[found]
+            low[right[~found]] = probe[~found] + 1
+            step[right[~found]] *= 2
+            right = right[~found]
+        # binary search of the first rising block between the last two probes
+        searching = everyone[low < high]
         while searching.shape[0]:
             middle = (low[searching] + high[searching]) // 2
-            rows = np.concatenate([searching, searching])
-            ends = np.concatenate([middle, middle + 1])
-            costs = self._boundary_costs(lower, upper, rows, ends)
-            up = costs[searching.shape[0] :] >= costs[: searching.shape[0]]
-            high[searching[up]] = middle[up]
-            low[searching[~up]] = middle[~up] + 1
+            found = rising(searching, middle)
+            high[searching[found]] = middle[found]
+            low[searching[~found]] = middle[~found] + 1
             searching = searching[low[searching] < high[searching]]
         # every position in the blocks on both sides of that boundary
         first = np.maximum(bounds[np.maximum(low - 1, 0)] - window, 0)

@@ -30,6 +30,8 @@ from treerank.engine._jit import jit
 from treerank.utils._sparse import canonical_sparse, is_sparse
 
 __all__ = [
+    "CATEGORICAL",
+    "MISSING_RIGHT",
     "NODE_DTYPE",
     "SPARSE_BLOCK_BYTES",
     "Router",
@@ -155,15 +157,20 @@ category : ndarrays of shape (n_decisions,)
 
 
 NODE_DTYPE = np.dtype(
-    [
-        ("threshold", np.float64),
-        ("feature", np.int32),
-        ("missing_right", np.int32),
-        ("child", np.int32, (2,)),
-        ("category", np.int32),
-    ]
+    [("threshold", np.float64), ("left", np.int32), ("right", np.int32)]
 )
-"""A decision of a routing graph, packed in one record (one cache line read)."""
+"""A decision of a routing graph: 16 bytes, four to a cache line.
+
+The feature it tests and its flags are in a separate array of uint32 (see
+:data:`MISSING_RIGHT` and :data:`CATEGORICAL`); for a categorical split,
+``threshold`` holds the row of its category set.
+"""
+
+MISSING_RIGHT = np.uint32(1 << 31)
+"""Flag of a decision's test word: missing values go right."""
+CATEGORICAL = np.uint32(1 << 30)
+"""Flag of a decision's test word: the split is on category codes."""
+_FEATURE_MASK = np.uint32((1 << 30) - 1)
 
 _ROW_BLOCK = 1024  # rows routed through one tree before the next tree
 SPARSE_BLOCK_BYTES = 1 << 23
@@ -179,7 +186,7 @@ def _in_set(category_sets, row, code):
 
 @jit
 def _route_block(
-    X, first, size, entries, nodes, category_sets, current, active, out, start
+    X, first, size, entries, nodes, tests, category_sets, current, active, out, start
 ):
     """Leaf ranks of the rows ``first:first + size`` of X in every tree, into
     ``out[start:start + size]``.
@@ -199,19 +206,22 @@ def _route_block(
             kept = 0
             for a in range(n_active):
                 k = active[a]
-                node = nodes[current[k]]
-                value = X[first + k, node.feature]
+                g = current[k]
+                test = tests[g]
+                node = nodes[g]
+                value = X[first + k, test & _FEATURE_MASK]
                 if value != value:  # NaN: the split's missing direction
-                    right = np.int64(node.missing_right)
-                elif node.category >= 0:
+                    following = node.right if test & MISSING_RIGHT else node.left
+                elif test & CATEGORICAL:
                     code = np.int64(value)
-                    if 0 <= code < MISSING_BIN:
-                        right = 1 - _in_set(category_sets, node.category, code)
-                    else:  # not a category code: as missing
-                        right = np.int64(node.missing_right)
+                    if not 0 <= code < MISSING_BIN:  # not a category code
+                        following = node.right if test & MISSING_RIGHT else node.left
+                    elif _in_set(category_sets, np.int64(node.threshold), code):
+                        following = node.left
+                    else:
+                        following = node.right
                 else:
-                    right = np.int64(value > node.threshold)
-                following = node.child[right]
+                    following = node.right if value > node.threshold else node.left
                 current[k] = following
                 active[kept] = k
                 kept += following >= 0
@@ -221,13 +231,14 @@ def _route_block(
 
 
 @jit
-def route_values(X, entries, nodes, category_sets, out):
+def route_values(X, entries, nodes, tests, category_sets, out):
     """Leaf rank of every row of X in every tree (``out`` of shape (n, n_trees)).
 
     ``entries[b]`` is tree b's entry point, its node ids already offset into
     the concatenated ``nodes`` (records of :data:`NODE_DTYPE`; leaf codes are
-    not offset); ``category_sets`` holds the category sets of the categorical
-    splits (X then holds category codes). A block of rows goes through one
+    not offset) and ``tests`` (the feature and flags of each decision);
+    ``category_sets`` holds the category sets of the categorical splits (X
+    then holds category codes). A block of rows goes through one
     tree, then the next, so that both stay in cache (:func:`_route_block`).
     """
     current = np.empty(_ROW_BLOCK, dtype=np.int64)
@@ -240,6 +251,7 @@ def route_values(X, entries, nodes, category_sets, out):
             size,
             entries,
             nodes,
+            tests,
             category_sets,
             current,
             active,
@@ -249,7 +261,9 @@ def route_values(X, entries, nodes, category_sets, out):
 
 
 @jit
-def route_values_csr(data, indices, indptr, entries, nodes, category_sets, block, out):
+def route_values_csr(
+    data, indices, indptr, entries, nodes, tests, category_sets, block, out
+):
     """:func:`route_values` on a canonical CSR matrix (data, indices, indptr).
 
     Each block of rows is written into ``block`` (a dense work array of zeros
@@ -268,7 +282,17 @@ def route_values_csr(data, indices, indptr, entries, nodes, category_sets, block
             for e in range(indptr[start + k], indptr[start + k + 1]):
                 block[k, indices[e]] = data[e]
         _route_block(
-            block, 0, size, entries, nodes, category_sets, current, active, out, start
+            block,
+            0,
+            size,
+            entries,
+            nodes,
+            tests,
+            category_sets,
+            current,
+            active,
+            out,
+            start,
         )
         for k in range(size):
             for e in range(indptr[start + k], indptr[start + k + 1]):
@@ -337,25 +361,35 @@ class Router:
         entries = np.array([g[0] for g in graphs], dtype=np.int64)
         self.entries = np.where(entries >= 0, entries + offsets, entries)
         nodes = np.empty(int(sizes.sum()), dtype=NODE_DTYPE)
-        nodes["feature"] = np.concatenate([g[1] for g in graphs])
         nodes["threshold"] = np.concatenate([g[2] for g in graphs])
-        nodes["missing_right"] = 1 - np.concatenate([g[4] for g in graphs])
-        for side, index in ((0, 5), (1, 6)):
-            nodes["child"][:, side] = np.concatenate(
+        for side, index in (("left", 5), ("right", 6)):
+            nodes[side] = np.concatenate(
                 [
                     np.where(g[index] >= 0, g[index] + o, g[index])
                     for g, o in zip(graphs, offsets)
                 ]
             )
+        features = np.concatenate([g[1] for g in graphs]).astype(np.int64)
+        if features.size and features.max() > int(_FEATURE_MASK):
+            raise ValueError(
+                f"routing supports at most {int(_FEATURE_MASK) + 1} features; a "
+                f"split tests feature {int(features.max())}."
+            )
+        tests = features.astype(np.uint32)
+        tests[np.concatenate([g[4] for g in graphs]) == 0] |= MISSING_RIGHT
         if category_sets is None:
             category_sets = [np.zeros((0, 4), dtype=np.uint64)] * len(graphs)
         set_offsets = np.concatenate(
             [[0], np.cumsum([sets.shape[0] for sets in category_sets])[:-1]]
         )
-        nodes["category"] = np.concatenate(
+        category = np.concatenate(
             [np.where(g[7] >= 0, g[7] + o, -1) for g, o in zip(graphs, set_offsets)]
         )
+        categorical = category >= 0
+        tests[categorical] |= CATEGORICAL
+        nodes["threshold"][categorical] = category[categorical]
         self.nodes = nodes
+        self.tests = tests
         self.category_sets = np.ascontiguousarray(
             np.concatenate([np.zeros((0, 4), np.uint64), *category_sets]),
             dtype=np.uint64,
@@ -396,12 +430,15 @@ class Router:
                 X.indptr,
                 self.entries,
                 self.nodes,
+                self.tests,
                 self.category_sets,
                 np.zeros((rows, X.shape[1])),
                 out,
             )
         else:
-            route_values(X, self.entries, self.nodes, self.category_sets, out)
+            route_values(
+                X, self.entries, self.nodes, self.tests, self.category_sets, out
+            )
         return out
 
 

@@ -767,12 +767,15 @@ default=None
         Each row is placed independently of the others (so chunking changes
         nothing), and the insertion is numpy-bound, which releases the GIL.
         """
+        # with monotonic constraints, the bisection keeps the placement monotone
+        search = "bisect" if getattr(self, "_monotonic", False) else "gallop"
         n_chunks = min(effective_n_jobs(self.n_jobs), max(1, rows.shape[0] // 2000))
         if n_chunks <= 1:
-            return self._inserter.positions(rows)
+            return self._inserter.positions(rows, search=search)
         chunks = np.array_split(np.arange(rows.shape[0]), n_chunks)
         parts = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-            delayed(self._inserter.positions)(rows[chunk]) for chunk in chunks
+            delayed(self._inserter.positions)(rows[chunk], search=search)
+            for chunk in chunks
         )
         return np.concatenate(parts)
 
