@@ -571,8 +571,10 @@ class ConsensusInserter:
     200,000-cell forest).
 
     Memory: a call places the new items in chunks of 4,096, so its memory is
-    that of one chunk whatever the batch size, and each item's position
-    depends on that item alone (not on the chunks or the rest of the batch).
+    that of one chunk whatever the batch size (and, on the compiled path, a
+    visiting order of 16 bytes per item: chunks of items with similar ranks
+    read the same parts of the tables), and each item's position depends on
+    that item alone (not on the chunks or the rest of the batch).
     On large problems (at least 2^17 item x ranking entries) compiled kernels
     do the work, with the same positions as the numpy method: they keep, built
     on first use and not pickled, the block tables (O(G K B)), and either the
@@ -964,15 +966,25 @@ class ConsensusInserter:
         if n_new == 0:
             return np.empty(0)
         out = np.empty(n_new)
+        if compiled and n_new > _CHUNK:
+            # chunks of items with similar ranks read the same parts of the
+            # tables (each item's position depends on that item alone)
+            visit = np.argsort(ranks.sum(axis=1, dtype=np.float64), kind="stable")
+        else:
+            visit = None
         for start in range(0, n_new, _CHUNK):
             stop = min(start + _CHUNK, n_new)
-            lower, upper = self._thresholds(ranks[start:stop], compiled=compiled)
+            part = ranks[start:stop] if visit is None else ranks[visit[start:stop]]
+            lower, upper = self._thresholds(part, compiled=compiled)
             if compiled:
-                self._insert_compiled(
-                    lower, upper, int(window), search, out[start:stop]
-                )
+                placed = np.empty(stop - start)
+                self._insert_compiled(lower, upper, int(window), search, placed)
             else:
-                out[start:stop] = self._fast_numpy(lower, upper, window, search)
+                placed = self._fast_numpy(lower, upper, window, search)
+            if visit is None:
+                out[start:stop] = placed
+            else:
+                out[visit[start:stop]] = placed
         return out
 
     def _insert_compiled(self, lower, upper, window, search, out):
