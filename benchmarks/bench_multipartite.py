@@ -10,20 +10,21 @@ the AUCs of the two problems "grade >= k". Models, all with the same trees
 where trees are grown (100 trees, the forest's default growth: unlimited
 depth, ``min_samples_split="auto"``, i.e. ``max(10, ceil(n / 250))`` rows):
 
-- ``RankingForest`` on the grades (the default: each tree on one threshold
-  "grade >= k", thresholds cycled over the trees, Kendall median), and with
-  ``aggregation="mean"``;
+- ``RankingForest`` on the grades: the default (every tree on the stacked
+  problem of all thresholds, a row of grade g being a positive of weight g
+  and a negative of weight 2 - g; Kendall median), with
+  ``aggregation="mean"``, and with ``multipartite="thresholds"`` (each tree
+  on one threshold "grade >= k", thresholds cycled over the trees);
 - ``TreeRank`` on the grades (median of the two threshold trees);
-- measured alternatives: one bipartite problem stacking the two thresholds
-  (a row of grade g becomes a positive of weight g and a negative of weight
-  2 - g), learned by one TreeRank and by a forest;
+- the stacked problem learned by one TreeRank;
 - binarization: ``RankingForest`` on one threshold, ``y >= 1`` or ``y >= 2``;
 - ordinal binary decomposition (Frank and Hall): the two threshold forests,
   scored by ``P(Y >= 1 | x) + P(Y >= 2 | x)`` from their calibrated
   ``predict_proba`` (an estimate of the expected grade);
 - one-vs-rest: one ``RankingForest`` per grade ("grade k" against the other
   grades), scored by the expected grade ``sum_k k p_k(x) / sum_k p_k(x)``
-  from their calibrated probabilities (three forests: three times the trees);
+  from their calibrated probabilities: three forests of 100 trees (three
+  times the trees), and three of 34, 33 and 33 trees (the same number);
 - regression on the grade: scikit-learn's ``RandomForestRegressor`` with the
   same number of trees, depth and ``min_samples_split``, and with its
   defaults (fully grown trees), and ``HistGradientBoostingRegressor``;
@@ -49,6 +50,7 @@ import time
 
 import numpy as np
 from _common import markdown_table, write_result
+from scipy import stats
 from sklearn.base import clone
 from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestRegressor
 
@@ -59,6 +61,7 @@ from treerank.metrics import cumulative_auc_scores, volume_under_surface
 from treerank.tree._classes import resolve_min_samples_split
 
 N_TREES = 100
+DEFAULT = "RankingForest on grades (stacked, median: the default)"
 DEPTH = None  # the forest's defaults
 MIN_SPLIT = "auto"
 
@@ -85,9 +88,13 @@ def _part1_models(X, y, seed):
     models = []
     base = _forest(random_state=seed)
     fit, graded = _timed(lambda: clone(base).fit(X, y))
-    models.append(("RankingForest on grades (median, default)", fit, graded))
+    models.append((DEFAULT, fit, graded))
     fit, mean = _timed(lambda: clone(base).set_params(aggregation="mean").fit(X, y))
-    models.append(("RankingForest on grades (mean)", fit, mean))
+    models.append(("RankingForest on grades (stacked, mean)", fit, mean))
+    fit, cycled = _timed(
+        lambda: clone(base).set_params(multipartite="thresholds").fit(X, y)
+    )
+    models.append(("RankingForest on grades (thresholds cycled, median)", fit, cycled))
     fit, tree = _timed(lambda: TreeRank(random_state=seed).fit(X, y))
     models.append(("TreeRank on grades (median of 2 trees)", fit, tree))
     # measured alternative: one bipartite problem holding the two thresholds
@@ -98,8 +105,6 @@ def _part1_models(X, y, seed):
         lambda: TreeRank(random_state=seed).fit(Xs, ys, sample_weight=ws)
     )
     models.append(("TreeRank on the stacked thresholds (one tree)", fit, model))
-    fit, model = _timed(lambda: clone(base).fit(Xs, ys, sample_weight=ws))
-    models.append(("RankingForest on the stacked thresholds", fit, model))
     thresholds = {}
     for k in (1, 2):
         fit, forest = _timed(lambda k=k: clone(base).fit(X, (y >= k).astype(int)))
@@ -119,6 +124,19 @@ def _part1_models(X, y, seed):
         per_grade.append(forest)
     models.append(
         ("one-vs-rest: expected grade (3 forests)", fits, _OneVsRest(per_grade))
+    )
+    fits, per_grade = 0.0, []
+    for k, size in enumerate((34, 33, 33)):
+        small = clone(base).set_params(n_estimators=size)
+        fit, forest = _timed(lambda k=k, small=small: small.fit(X, (y == k).astype(int)))
+        fits += fit
+        per_grade.append(forest)
+    models.append(
+        (
+            "one-vs-rest: expected grade (3 forests, 100 trees in all)",
+            fits,
+            _OneVsRest(per_grade),
+        )
     )
     rf = RandomForestRegressor(
         n_estimators=N_TREES,
@@ -197,14 +215,26 @@ def part1(n_train, n_test, seeds):
         *cumulative_auc_scores(y_test, oracle),
     )
     table = []
+    default = np.array(rows[DEFAULT])[:, 0]
     for name, values in rows.items():
         values = np.array(values)
         mean, sd = values.mean(axis=0), values.std(axis=0)
+        difference = default - values[:, 0]
+        if name == DEFAULT or len(seeds) < 2:
+            paired = "-"
+        else:
+            error = difference.std(ddof=1) / np.sqrt(len(seeds))
+            pvalue = stats.wilcoxon(difference).pvalue if np.any(difference) else 1.0
+            paired = (
+                f"{difference.mean():+.4f} ± {error:.4f} "
+                f"({int((difference > 0).sum())}/{len(seeds)}, p = {pvalue:.1g})"
+            )
         table.append(
             [
                 name,
                 f"{mean[0]:.4f} ± {sd[0]:.4f}",
                 f"{optimum - mean[0]:+.4f}",
+                paired,
                 f"{mean[1]:.4f}",
                 f"{mean[2]:.4f}",
                 f"{mean[3]:.2f}",
@@ -215,6 +245,7 @@ def part1(n_train, n_test, seeds):
             "optimal scorer (ring order), empirical on the test set",
             f"{oracle_row[0]:.4f}",
             f"{optimum - oracle_row[0]:+.4f}",
+            "-",
             f"{oracle_row[1]:.4f}",
             f"{oracle_row[2]:.4f}",
             "-",
@@ -225,6 +256,8 @@ def part1(n_train, n_test, seeds):
         "model",
         "test VUS (mean ± sd)",
         "VUS* - VUS",
+        "default minus model (mean ± s.e.; seeds where the default is higher; "
+        "Wilcoxon p)",
         "AUC y >= 1",
         "AUC y >= 2",
         "fit (s)",
@@ -256,9 +289,13 @@ def part2(n_train, n_test, seed):
     base = _forest(random_state=seed)
     models = []
     fit, graded = _timed(lambda: clone(base).fit(X, y))
-    models.append(("RankingForest on grades 0..4 (median)", fit, graded))
+    models.append(("RankingForest on grades 0..4 (stacked, median)", fit, graded))
     fit, mean = _timed(lambda: clone(base).set_params(aggregation="mean").fit(X, y))
-    models.append(("RankingForest on grades 0..4 (mean)", fit, mean))
+    models.append(("RankingForest on grades 0..4 (stacked, mean)", fit, mean))
+    fit, cycled = _timed(
+        lambda: clone(base).set_params(multipartite="thresholds").fit(X, y)
+    )
+    models.append(("RankingForest on grades 0..4 (thresholds cycled)", fit, cycled))
     fit, binary = _timed(lambda: clone(base).fit(X, (y >= 1).astype(int)))
     models.append(("RankingForest on y >= 1 (median)", fit, binary))
     fit, lgbm = _timed(
@@ -318,7 +355,7 @@ def main():
         text1, _ = part1(1000, 5000, [0])
         print(text1)
         return
-    text1, _ = part1(2000, 20_000, [0, 1, 2])
+    text1, _ = part1(2000, 20_000, list(range(30)))
     text2 = part2(300, 300, 0)
     body = (
         "Generated by `benchmarks/bench_multipartite.py`.\n\n"

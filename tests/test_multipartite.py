@@ -15,6 +15,7 @@ from treerank.datasets import (
 from treerank.ensemble._multipartite import (
     GradedCalibration,
     is_graded_target,
+    stacked_problem,
     tree_thresholds,
 )
 from treerank.metrics import (
@@ -95,7 +96,8 @@ def test_two_grades_take_the_bipartite_path(graded):
 
 def test_forest_trees_cycle_over_the_thresholds(graded):
     X, y, _, _ = graded
-    forest = RankingForest(n_estimators=5, random_state=0).fit(X, y * 10)
+    forest = RankingForest(n_estimators=5, multipartite="thresholds", random_state=0)
+    forest.fit(X, y * 10)
     np.testing.assert_array_equal(forest.tree_thresholds_, [10, 20, 10, 20, 10])
     np.testing.assert_array_equal(tree_thresholds(4, 4), [1, 2, 3, 1])
     # each tree ranks its own bipartite problem: its training AUC for "y >= g"
@@ -106,6 +108,49 @@ def test_forest_trees_cycle_over_the_thresholds(graded):
         own = cumulative_auc_scores(y * 10 >= g, scores)[0]
         assert own > cumulative_auc_scores(y * 10 >= other, scores)[0] - 0.02
     assert 0.3 < forest.oob_score_ < 0.6
+
+
+def test_stacked_problem_weights_every_threshold_pair():
+    # a pair of grade codes c > c' is a (positive, negative) pair of the
+    # stacked problem with weight c (K - 1 - c'); every row keeps weight K - 1
+    codes = np.array([0, 1, 2, 3, 1, 3])
+    weight = np.array([1.0, 2.0, 1.0, 0.5, 1.0, 3.0])
+    rows, y01, stacked = stacked_problem(codes, 4, weight)
+    totals = np.bincount(rows, weights=stacked, minlength=codes.shape[0])
+    np.testing.assert_allclose(totals, 3 * weight)
+    positive = np.bincount(rows[y01 == 1], weights=stacked[y01 == 1], minlength=6)
+    np.testing.assert_allclose(positive, codes * weight)
+    assert set(rows[y01 == 1]) == set(np.flatnonzero(codes >= 1))
+    assert set(rows[y01 == 0]) == set(np.flatnonzero(codes <= 2))
+
+
+def test_stacked_forest_is_the_bipartite_forest_of_the_stacked_rows(graded):
+    # the default graded forest grows the trees a bipartite forest grows on the
+    # stacked rows (same seeds), and aggregates the training rows, whose cell
+    # masses are those of the stacked rows divided by K - 1: the same median
+    X, y, X_test, _ = graded
+    forest = RankingForest(n_estimators=8, random_state=3).fit(X, y)
+    assert not hasattr(forest, "tree_thresholds_")
+    rows, y01, weight = stacked_problem(y, 3, np.ones(y.shape[0]))
+    bipartite = RankingForest(n_estimators=8, random_state=3)
+    bipartite.fit(X[rows], y01, sample_weight=weight)
+    np.testing.assert_array_equal(forest.apply(X_test), bipartite.apply(X_test))
+    np.testing.assert_array_equal(
+        np.argsort(forest.decision_function(X_test), kind="stable"),
+        np.argsort(bipartite.decision_function(X_test), kind="stable"),
+    )
+    # a row is in a tree's sample through either of its copies
+    counts = np.zeros_like(forest.estimators_samples_)
+    for part in (y01 == 1, y01 == 0):
+        counts[:, rows[part]] += bipartite.estimators_samples_[:, part]
+    np.testing.assert_array_equal(forest.estimators_samples_, counts)
+    assert 0.3 < forest.oob_score_ < 0.6
+
+
+def test_multipartite_mode_is_validated(graded):
+    X, y, _, _ = graded
+    with pytest.raises(ValueError, match="multipartite"):
+        RankingForest(n_estimators=2, multipartite="vus").fit(X, y)
 
 
 def test_treerank_is_the_median_of_one_tree_per_threshold(graded):

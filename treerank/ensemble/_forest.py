@@ -260,6 +260,20 @@ default=None
     categorical_features : "from_dtype", array-like or None, default="from_dtype"
         Which features are categorical, as in :class:`TreeRank` (see
         :class:`~treerank.utils.CategoryEncoder`).
+    multipartite : {"stacked", "thresholds"}, default="stacked"
+        Only for ``K > 2`` ordered grades (``y`` with more than two values),
+        what each tree learns (see :ref:`multipartite`):
+
+        - "stacked": one bipartite problem holding all the thresholds at once,
+          a row of grade code ``c`` (``0..K-1``) being a positive of weight
+          ``c`` and a negative of weight ``K - 1 - c``: its optimal scorers
+          order by the expected grade and, under the monotone likelihood ratio
+          condition, are optimal for the VUS; every tree learns from every
+          grade;
+        - "thresholds": tree ``b`` learns the single bipartite problem "grade
+          >= g_k", ``k`` cycled over ``1..K-1`` (``tree_thresholds_``).
+
+        Both are aggregated by ``aggregation`` over the training rows.
     random_state : int, RandomState instance or None, default=None
         Controls the samples, the feature randomization and the median solver.
     verbose : int, default=0
@@ -296,8 +310,8 @@ default=None
         The labels, negative first (the grades, lowest first, for ``K > 2``
         ordered grades).
     tree_thresholds_ : ndarray of shape (n_estimators,)
-        Only for ``K > 2`` grades: the grade ``g`` of the problem "grade >=
-        g" each tree learned.
+        Only for ``K > 2`` grades with ``multipartite="thresholds"``: the grade
+        ``g`` of the problem "grade >= g" each tree learned.
     n_features_in_ : int
         Number of features seen during fit.
 
@@ -341,6 +355,7 @@ default=None
         "ccp_alpha": [Interval(Real, 0.0, None, closed="left")],
         "aggregation": [StrOptions({"median", "mean", "borda"})],
         "tie_breaking": [StrOptions({"mean"}), None],
+        "multipartite": [StrOptions({"stacked", "thresholds"})],
         "aggregation_method": [str],
         "aggregation_max_iter": [Interval(Integral, 0, None, closed="left")],
         "aggregation_tol": [Interval(Real, 0.0, None, closed="left")],
@@ -371,6 +386,7 @@ default=None
         n_jobs=None,
         monotonic_cst=None,
         categorical_features="from_dtype",
+        multipartite="stacked",
         random_state=None,
         verbose=0,
     ):
@@ -391,6 +407,7 @@ default=None
         self.n_jobs = n_jobs
         self.monotonic_cst = monotonic_cst
         self.categorical_features = categorical_features
+        self.multipartite = multipartite
         self.random_state = random_state
         self.verbose = verbose
 

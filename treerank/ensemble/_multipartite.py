@@ -49,6 +49,7 @@ __all__ = [
     "graded_predict",
     "graded_score",
     "is_graded_target",
+    "stacked_problem",
     "tree_thresholds",
     "unsupported_for_grades",
 ]
@@ -385,15 +386,17 @@ class GradedCalibration:
 # fitting
 # ----------------------------------------------------------------------
 def _aggregate_graded(forest, leaf_ranks, levels, codes, grades, weight, seed):
-    """Aggregate trees grown on thresholds (already in ``forest``), calibrate.
+    """Aggregate trees grown on graded data (already in ``forest``), calibrate.
 
     The aggregation is the forest's own (median, mean or Borda), on the
-    trees' leaf ranks of the training rows.
+    trees' leaf ranks of the training rows. ``levels`` are the trees'
+    threshold codes (None for stacked trees).
     """
     forest.classes_ = grades
     for tree in forest.estimators_:
         tree.classes_ = np.array([0, 1])
-    forest.tree_thresholds_ = grades[levels]
+    if levels is not None:
+        forest.tree_thresholds_ = grades[levels]
     _set_graded_oob(forest, leaf_ranks, codes, grades, weight)
     forest._timed_aggregation(leaf_ranks, weight, seed)
     raw = forest._raw_scores(leaf_ranks)
@@ -423,10 +426,12 @@ def fit_graded_forest(forest, X, y, sample_weight):
     """Fit a :class:`~treerank.RankingForest` on ``K > 2`` ordered grades.
 
     Tree ``b`` is grown as the bipartite forest grows its trees (its own
-    bootstrap sample, feature randomization and seed), on the labels
-    "grade >= g_k" of its threshold (:func:`tree_thresholds`); the trees'
-    rankings are then aggregated by the forest's ``aggregation``, and the
-    aggregated score calibrated per threshold (:class:`GradedCalibration`).
+    bootstrap sample, feature randomization and seed), on the stacked problem
+    of :func:`stacked_problem` (``multipartite="stacked"``) or on the labels
+    "grade >= g_k" of its threshold (:func:`tree_thresholds`,
+    ``multipartite="thresholds"``); the trees' rankings of the training rows
+    are then aggregated by the forest's ``aggregation``, and the aggregated
+    score calibrated per threshold (:class:`GradedCalibration`).
 
     Parameters
     ----------
@@ -440,8 +445,8 @@ def fit_graded_forest(forest, X, y, sample_weight):
     Returns
     -------
     forest : RankingForest
-        Fitted; ``classes_`` holds the grades, ``tree_thresholds_`` the grade
-        ``g_k`` of every tree.
+        Fitted; ``classes_`` holds the grades, ``tree_thresholds_`` (with
+        ``multipartite="thresholds"``) the grade ``g_k`` of every tree.
     """
     # a sparse X is refused by _grow_trees when the splitter cannot read it
     X, y = feature_matrix(forest, X, y, reset=True, accept_sparse=True)
@@ -449,6 +454,13 @@ def fit_graded_forest(forest, X, y, sample_weight):
         y, sample_weight, X.shape[0]
     )
     rng = check_random_state(forest.random_state)
+    if forest.multipartite == "stacked":
+        leaf_ranks, aggregation_seed = _grow_stacked_trees(
+            forest, X, codes, grades.shape[0], sample_weight, rng
+        )
+        return _aggregate_graded(
+            forest, leaf_ranks, None, codes, grades, sample_weight, aggregation_seed
+        )
     levels = tree_thresholds(forest.n_estimators, grades.shape[0])
     targets = cumulative_targets(codes, grades.shape[0])
     leaf_ranks, aggregation_seed = forest._grow_trees(
@@ -457,6 +469,85 @@ def fit_graded_forest(forest, X, y, sample_weight):
     return _aggregate_graded(
         forest, leaf_ranks, levels, codes, grades, sample_weight, aggregation_seed
     )
+
+
+def stacked_problem(codes, n_grades, sample_weight):
+    """The bipartite problem that stacks every threshold "grade >= g_k".
+
+    Every threshold k pairs the rows of grade >= k (positives) with the rows
+    below (negatives); summed over k, a pair of grades ``c > c'`` counts
+    ``c - c'`` times. Stacking gives each row of grade code ``c`` a positive
+    copy of weight ``c`` and a negative copy of weight ``K - 1 - c`` (rows of
+    the top grade have no negative copy, rows of the lowest no positive one),
+    so that every row keeps a total weight ``K - 1``; the likelihood ratio of
+    the stacked classes is increasing in the expected grade ``E[c | x]``,
+    which orders like the optimal scorer of the VUS under the monotone
+    likelihood ratio condition.
+
+    Parameters
+    ----------
+    codes : ndarray of int of shape (n_samples,)
+        Grade codes ``0..K-1``.
+    n_grades : int
+        ``K``.
+    sample_weight : ndarray of shape (n_samples,)
+
+    Returns
+    -------
+    rows : ndarray of int of shape (n_stacked,)
+        The training row of every stacked row: the positive copies first.
+    y01 : ndarray of uint8 of shape (n_stacked,)
+    weight : ndarray of float64 of shape (n_stacked,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank.ensemble._multipartite import stacked_problem
+    >>> rows, y01, weight = stacked_problem(np.array([0, 1, 2]), 3, np.ones(3))
+    >>> rows, y01, weight
+    (array([1, 2, 0, 1]), array([1, 1, 0, 0], dtype=uint8), array([1., 2., 2., 1.]))
+    """
+    upper = np.flatnonzero(codes >= 1)
+    lower = np.flatnonzero(codes <= n_grades - 2)
+    rows = np.concatenate([upper, lower])
+    y01 = np.concatenate(
+        [np.ones(upper.shape[0], np.uint8), np.zeros(lower.shape[0], np.uint8)]
+    )
+    weight = np.concatenate(
+        [
+            codes[upper] * sample_weight[upper],
+            (n_grades - 1 - codes[lower]) * sample_weight[lower],
+        ]
+    ).astype(np.float64)
+    return rows, y01, weight
+
+
+def _grow_stacked_trees(forest, X, codes, n_grades, sample_weight, rng):
+    """Grow every tree of ``forest`` on the stacked problem.
+
+    Returns the leaf ranks of the training rows (a row's copies share their
+    leaves: they have the same features) and the aggregation seed; the trees'
+    samples are counted on the training rows (a row drawn through either
+    copy is in the tree's sample).
+    """
+    rows, y01, weight = stacked_problem(codes, n_grades, sample_weight)
+    leaf_ranks, aggregation_seed = forest._grow_trees(
+        X[rows],
+        y01[None, :],
+        np.zeros(forest.n_estimators, dtype=np.intp),
+        weight,
+        rng,
+    )
+    n_samples = codes.shape[0]
+    n_upper = int(y01.sum())
+    parts = ((n_upper, rows.shape[0]), (0, n_upper))  # each lists a row once
+    copy = np.empty(n_samples, dtype=np.intp)  # a stacked copy of every row
+    counts = np.zeros((forest.n_estimators, n_samples), dtype=np.int32)
+    for start, stop in parts:
+        copy[rows[start:stop]] = np.arange(start, stop)
+        counts[:, rows[start:stop]] += forest.estimators_samples_[:, start:stop]
+    forest.estimators_samples_ = counts
+    return np.ascontiguousarray(leaf_ranks[copy]), aggregation_seed
 
 
 def fit_graded_treerank(tree, X, y, sample_weight):
@@ -513,6 +604,7 @@ def fit_graded_treerank(tree, X, y, sample_weight):
         leafrank=leafrank,
         ccp_alpha=tree.ccp_alpha,
         aggregation="median",
+        multipartite="thresholds",
         monotonic_cst=tree.monotonic_cst,
         categorical_features=tree.categorical_features,
         random_state=aggregation_seed,

@@ -791,7 +791,8 @@ def _decode_forest(description, arrays, runtime):
         if any(np.any(np.diff(m) > _ROUNDING) for m in model._midranks):
             raise ValueError("midranks must not increase from a tree's best leaf")
     if model.classes_.shape[0] > 2:  # multipartite hook (model_io/_multipartite.py)
-        expected.add("tree_thresholds")
+        if model.multipartite == "thresholds":
+            expected.add("tree_thresholds")
         _multipartite.decode_graded_forest(model, description, arrays)
     else:
         _decode_calibration(model, description, arrays)

@@ -1,9 +1,10 @@
 """Model files of rankers fitted on ``K > 2`` ordered grades.
 
-A multipartite RankingForest is stored as a bipartite one (same keys) plus the
-array ``tree_thresholds`` (the grade code ``k`` of "grade >= g_k" learned by
-every tree); its calibration arrays hold one row per threshold
-(``calibration_proba`` of shape ``(K - 1, n_levels)``). A multipartite TreeRank
+A multipartite RankingForest is stored as a bipartite one (same keys) plus,
+with ``multipartite="thresholds"``, the array ``tree_thresholds`` (the grade
+code ``k`` of "grade >= g_k" learned by every tree); its calibration arrays
+hold one row per threshold (``calibration_proba`` of shape
+``(K - 1, n_levels)``). A multipartite TreeRank
 is the Kendall median of its ``K - 1`` threshold trees, a RankingForest: its
 description holds that forest's description under ``"consensus"`` and its
 arrays under the prefix ``consensus.``. A file of a multipartite model has
@@ -30,8 +31,9 @@ _PREFIX = "consensus."
 
 def encode_graded_forest(model, arrays):
     """Add what a multipartite forest needs beyond the bipartite keys."""
-    codes = np.searchsorted(model.classes_, model.tree_thresholds_)
-    arrays["tree_thresholds"] = codes.astype(np.int64)
+    if model.multipartite == "thresholds":
+        codes = np.searchsorted(model.classes_, model.tree_thresholds_)
+        arrays["tree_thresholds"] = codes.astype(np.int64)
     arrays["calibration_levels"] = np.asarray(model._calibration.levels_)
     arrays["calibration_proba"] = np.asarray(model._calibration.proba_)
 
@@ -39,19 +41,20 @@ def encode_graded_forest(model, arrays):
 def decode_graded_forest(model, description, arrays):
     """Finish decoding a multipartite forest: trees, thresholds, calibration."""
     n_grades = model.classes_.shape[0]
-    codes = check_array(
-        arrays,
-        "tree_thresholds",
-        kinds="iu",
-        shape=(len(model.estimators_),),
-        bounds=(1, n_grades - 1),
-        dtype=np.int64,
-    )
+    if model.multipartite == "thresholds":
+        codes = check_array(
+            arrays,
+            "tree_thresholds",
+            kinds="iu",
+            shape=(len(model.estimators_),),
+            bounds=(1, n_grades - 1),
+            dtype=np.int64,
+        )
+        model.tree_thresholds_ = model.classes_[codes]
     if float(description["calibration_threshold"]) != 0.0:
         raise ValueError("a multipartite forest has a zero decision offset")
     for tree in model.estimators_:
         tree.classes_ = np.array([0, 1])
-    model.tree_thresholds_ = model.classes_[codes]
     levels = check_array(
         arrays, "calibration_levels", kinds="iuf", finite=True, dtype=np.float64
     )
