@@ -173,8 +173,9 @@ def run_speed(sizes, n_jobs_list, repeat, skip_slow_peers, out):
                 print(json.dumps(record), flush=True)
                 rows.append(record)
                 del model
-    # a run at some sizes replaces those sizes only
-    kept = [r for r in out.get("speed", []) if r["n"] not in set(sizes)]
+    # a run at some sizes and thread counts replaces those only
+    ran = {(n, n_jobs) for n in sizes for n_jobs in n_jobs_list}
+    kept = [r for r in out.get("speed", []) if (r["n"], r["n_jobs"]) not in ran]
     out["speed"] = sorted(kept + rows, key=lambda r: r["n"])
 
 
