@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from model_file_editing import rewrite_description
 from sklearn.base import clone
 from sklearn.model_selection import cross_val_score
 
@@ -24,6 +25,7 @@ from treerank.metrics import (
     volume_under_surface,
     volume_under_surface_from_counts,
 )
+from treerank.model_io import load_model, save_model
 
 ESTIMATORS = [
     TreeRank(random_state=0),
@@ -324,3 +326,36 @@ def test_default_forest_beats_one_vs_rest_and_the_cycled_thresholds():
             ]
         )
     assert np.all(np.mean(differences, axis=0) > 0)
+
+
+@pytest.mark.parametrize("mode", ["stacked", "thresholds"])
+def test_graded_forest_model_file_round_trip(tmp_path, graded, mode):
+    X, y, X_test, _ = graded
+    forest = RankingForest(n_estimators=6, multipartite=mode, random_state=0)
+    forest.fit(X, y)
+    path = tmp_path / "graded.trk"
+    save_model(forest, path)
+    loaded = load_model(path)
+    assert loaded.multipartite == mode
+    assert hasattr(loaded, "tree_thresholds_") == (mode == "thresholds")
+    np.testing.assert_array_equal(
+        loaded.decision_function(X_test), forest.decision_function(X_test)
+    )
+    np.testing.assert_array_equal(
+        loaded.predict_proba(X_test), forest.predict_proba(X_test)
+    )
+
+
+def test_graded_forest_file_without_the_multipartite_parameter(tmp_path, graded):
+    # a file written before the parameter existed holds cycled threshold trees
+    X, y, X_test, _ = graded
+    forest = RankingForest(n_estimators=6, multipartite="thresholds", random_state=0)
+    forest.fit(X, y)
+    path = tmp_path / "old.trk"
+    save_model(forest, path)
+    rewrite_description(path, lambda d: d["params"].pop("multipartite"))
+    loaded = load_model(path)
+    assert loaded.multipartite == "thresholds"
+    np.testing.assert_array_equal(
+        loaded.decision_function(X_test), forest.decision_function(X_test)
+    )

@@ -299,6 +299,11 @@ def _decode_leafrank(encoded, not_saved):
     raise ValueError(f"unknown leafrank class {str(kind)[:40]!r}")
 
 
+# parameters added after the current file format, with the value that gives
+# the behaviour of the files written before them
+_LATER_PARAMS = {"RankingForest": {"multipartite": "thresholds"}}
+
+
 def _decode_estimator(cls, description, runtime):
     not_saved = description["params_not_saved"]
     if not (isinstance(not_saved, list) and all(isinstance(n, str) for n in not_saved)):
@@ -308,6 +313,9 @@ def _decode_estimator(cls, description, runtime):
         raise ValueError("params must be a JSON object with a leafrank")
     leafrank = _decode_leafrank(encoded["leafrank"], not_saved)
     encoded = {k: v for k, v in encoded.items() if k != "leafrank"}
+    for name, value in _LATER_PARAMS.get(cls.__name__, {}).items():
+        # a file written before the parameter existed: the behaviour it had
+        encoded.setdefault(name, value)
     runtime = {k: v for k, v in runtime.items() if k in _param_names(cls)}
     return _build(
         cls, encoded, not_saved, "", "params", extra={"leafrank": leafrank, **runtime}
