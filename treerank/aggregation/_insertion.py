@@ -168,25 +168,22 @@ def _threshold_maps(values):
 
 
 @njit(cache=True, nogil=True)
-def _boundary_rising(
-    lower,
-    upper,
-    row,
-    middle,
-    block_tables,
-    block_offset,
-    ranking_weights,
-    total_weight,
-    mass_before,
-    n_boundaries,
-):
-    """Whether an item's cost does not decrease across block ``middle``."""
+def _boundary_rising(lower, upper, row, middle, tables):
+    """Whether an item's cost does not decrease across block ``middle``.
+
+    ``tables`` is ``(block_tables, block_offset, ranking_weights,
+    total_weight, mass_before, n_boundaries)`` (see
+    :func:`_block_search_kernel`).
+    """
+    block_tables, block_offset, weights, total_weight, mass_before, n_boundaries = (
+        tables
+    )
     start_sum = 0.0
     end_sum = 0.0
     for b in range(lower.shape[1]):
         lo_base = block_offset[b] + np.int64(lower[row, b]) * n_boundaries
         up_base = block_offset[b] + np.int64(upper[row, b]) * n_boundaries
-        weight = ranking_weights[b]
+        weight = weights[b]
         start_sum += weight * (
             np.float64(block_tables[lo_base + middle])
             + np.float64(block_tables[up_base + middle])
@@ -238,23 +235,20 @@ def _block_search_kernel(
     n_new = lower.shape[0]
     n_boundaries = bounds_buckets.shape[0]
     n_blocks = n_boundaries - 1
+    tables = (
+        block_tables,
+        block_offset,
+        ranking_weights,
+        total_weight,
+        mass_before,
+        n_boundaries,
+    )
     for row in range(n_new):
         start = min(guess[row], n_blocks - 1)
         if start < 0:  # no guess: a bisection of all the blocks
             low = 0
             high = n_blocks
-        elif _boundary_rising(
-            lower,
-            upper,
-            row,
-            start,
-            block_tables,
-            block_offset,
-            ranking_weights,
-            total_weight,
-            mass_before,
-            n_boundaries,
-        ):
+        elif _boundary_rising(lower, upper, row, start, tables):
             high = start
             low = 0
             step = 1
@@ -262,18 +256,7 @@ def _block_search_kernel(
                 probe = start - step
                 if probe < 0:
                     break
-                if _boundary_rising(
-                    lower,
-                    upper,
-                    row,
-                    probe,
-                    block_tables,
-                    block_offset,
-                    ranking_weights,
-                    total_weight,
-                    mass_before,
-                    n_boundaries,
-                ):
+                if _boundary_rising(lower, upper, row, probe, tables):
                     high = probe
                     step *= 2
                 else:
@@ -287,36 +270,14 @@ def _block_search_kernel(
                 probe = start + step
                 if probe >= n_blocks:
                     break
-                if _boundary_rising(
-                    lower,
-                    upper,
-                    row,
-                    probe,
-                    block_tables,
-                    block_offset,
-                    ranking_weights,
-                    total_weight,
-                    mass_before,
-                    n_boundaries,
-                ):
+                if _boundary_rising(lower, upper, row, probe, tables):
                     high = probe
                     break
                 low = probe + 1
                 step *= 2
         while low < high:
             middle = (low + high) // 2
-            if _boundary_rising(
-                lower,
-                upper,
-                row,
-                middle,
-                block_tables,
-                block_offset,
-                ranking_weights,
-                total_weight,
-                mass_before,
-                n_boundaries,
-            ):
+            if _boundary_rising(lower, upper, row, middle, tables):
                 high = middle
             else:
                 low = middle + 1
