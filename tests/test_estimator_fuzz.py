@@ -402,11 +402,13 @@ STRUCTURAL = {
     "rule_coef_offsets",
     "rule_n_cuts",
     "rule_gain",
+    "rule_threshold_offsets",
+    "cell_bucket_sizes",
 }
 # Fields of the engine's rules that are fixed at inner leaves (or at splits).
 CANONICAL = {
     "rule_feature": "leaves",
-    "rule_threshold": "leaves",
+    "rule_threshold_index": "leaves",
     "rule_missing_left": "leaves",
     "rule_improvement": "leaves",
     "rule_left_leaf": "splits",
@@ -471,8 +473,8 @@ def _structural_corruption(description, arrays, rng):
         index = rng.choice(where)
         if array.dtype.kind == "b":
             array[index] = not array[index]
-        elif name == "rule_feature":
-            array[index] = rng.integers(0, 2)
+        elif name in ("rule_feature", "rule_threshold_index"):
+            array[index] = rng.integers(0, 2) + (name == "rule_threshold_index")
         else:
             array[index] = float(rng.choice([1.5, -3.0, 1e-300]))
         arrays[name] = array
@@ -572,8 +574,10 @@ def _json_corruption(description, rng):
 # Values a corruption may change while the file stays a valid (different)
 # model: free parameters of the fitted model, which no check can pin down.
 FREE = re.compile(
-    r"value:(rule_threshold|rule_feature|rule_missing_left|rule_left_leaf|"
+    r"value:(rule_threshold|rule_threshold_index|rule_threshold_values|"
+    r"rule_feature|rule_missing_left|rule_left_leaf|"
     r"rule_improvement|rule_coef|rule_intercept|rule_flip|rule_features|cells|"
+    r"cell_corners|"
     r"consensus|cell_weights|calibration_levels|calibration_proba|midranks|"
     r"estimators_samples|oob_decision_function)"
 )

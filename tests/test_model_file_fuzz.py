@@ -422,17 +422,17 @@ def _manifest_entry(member, **changes):
 
 
 def _replace_header(shape=None, descr="<f8", fortran_order=False, raw=None):
-    """Replace the .npy header of arrays/rule_threshold.npy (data kept)."""
+    """Replace the .npy header of arrays/rule_improvement.npy (data kept)."""
 
     def edit(members):
-        content = members["arrays/rule_threshold.npy"]
+        content = members["arrays/rule_improvement.npy"]
         array = np.load(io.BytesIO(content))
         header = raw
         if header is None:
             header = _npy_header(array.shape if shape is None else shape, descr)
             if fortran_order:
                 header = header.replace(b"False", b"True ")
-        members["arrays/rule_threshold.npy"] = header + array.tobytes()
+        members["arrays/rule_improvement.npy"] = header + array.tobytes()
 
     return edit
 
@@ -508,19 +508,19 @@ TAMPERING = {
     ),
     "object dtype declared": (
         None,
-        _manifest_entry("arrays/rule_threshold.npy", dtype="|O"),
+        _manifest_entry("arrays/rule_improvement.npy", dtype="|O"),
         True,
         "only booleans, integers and floats",
     ),
     "complex dtype declared": (
         None,
-        _manifest_entry("arrays/rule_threshold.npy", dtype="<c16"),
+        _manifest_entry("arrays/rule_improvement.npy", dtype="<c16"),
         True,
         "only booleans, integers and floats",
     ),
     "negative shape declared": (
         None,
-        _manifest_entry("arrays/rule_threshold.npy", shape=[-1]),
+        _manifest_entry("arrays/rule_improvement.npy", shape=[-1]),
         True,
         "invalid shape",
     ),
@@ -532,7 +532,7 @@ TAMPERING = {
     ),
     "huge shape in header and manifest": (
         _replace_header(shape=(2**40,)),
-        _manifest_entry("arrays/rule_threshold.npy", shape=[2**40]),
+        _manifest_entry("arrays/rule_improvement.npy", shape=[2**40]),
         True,
         "do not fill",
     ),

@@ -17,6 +17,7 @@ import zipfile
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.linear_model import LogisticRegression, RidgeClassifierCV
@@ -351,6 +352,101 @@ def test_file_size_does_not_grow_with_training_rows(tmp_path, aggregation):
     assert sizes[1] < 1.2 * sizes[0], sizes
 
 
+@pytest.mark.parametrize("layout", ["dense", "missing", "sparse"])
+def test_median_cells_are_stored_as_points(tmp_path, layout):
+    """A point per cell (few bytes per feature) instead of a leaf per tree:
+    the loaded forest has the same cells, consensus and masses."""
+    rng = np.random.default_rng(0)
+    X, y = GaussianMeanShift(n_features=3).sample(800, random_state=0)
+    if layout == "missing":
+        X[rng.random(X.shape) < 0.1] = np.nan
+    if layout == "sparse":
+        X[np.abs(X) < 0.6] = 0.0
+        X = sp.csr_matrix(X)
+    forest = RankingForest(n_estimators=12, random_state=0).fit(X, y)
+    save_model(forest, tmp_path / "f.trk")
+    _, arrays = read_archive(tmp_path / "f.trk")
+    assert "cells" not in arrays and "consensus" not in arrays
+    assert arrays["cell_corners"].shape == (forest.n_cells_, 3)
+    assert arrays["cell_corners"].dtype.itemsize <= 2
+    assert arrays["cell_bucket_sizes"].sum() == forest.n_cells_
+    loaded = load_model(tmp_path / "f.trk")
+    np.testing.assert_array_equal(loaded.cells_, forest.cells_)
+    np.testing.assert_array_equal(loaded.consensus_, forest.consensus_)
+    np.testing.assert_array_equal(loaded.cell_weights_, forest.cell_weights_)
+    np.testing.assert_array_equal(loaded._cell_corners, forest._cell_corners)
+    X_new, _ = GaussianMeanShift(n_features=3).sample(500, random_state=1)
+    _same_predictions(forest, loaded, X_new)
+    # a loaded forest saves the same file content again
+    save_model(loaded, tmp_path / "g.trk")
+    _, again = read_archive(tmp_path / "g.trk")
+    assert set(again) == set(arrays)
+    for name in arrays:
+        np.testing.assert_array_equal(again[name], arrays[name], err_msg=name)
+
+
+def test_categorical_forest_stores_its_cells_as_leaves(tmp_path):
+    X, y = GaussianMeanShift(n_features=3).sample(600, random_state=0)
+    X[:, 0] = np.floor(np.abs(X[:, 0]) * 2) % 5
+    forest = RankingForest(
+        n_estimators=4, categorical_features=[0], random_state=0
+    ).fit(X, y)
+    save_model(forest, tmp_path / "f.trk")
+    _, arrays = read_archive(tmp_path / "f.trk")
+    assert "cells" in arrays and "cell_corners" not in arrays
+    loaded = load_model(tmp_path / "f.trk")
+    np.testing.assert_array_equal(loaded.cells_, forest.cells_)
+    _same_predictions(forest, loaded, X)
+
+
+def test_rules_are_stored_per_feature_and_explain_identically(tmp_path):
+    """Thresholds as per-feature indices, improvements as per-feature sums:
+    the rules, the forest's and every rule's feature importances are equal."""
+    X, y = GaussianMeanShift(n_features=4).sample(1500, random_state=0)
+    forest = RankingForest(n_estimators=5, random_state=0).fit(X, y)
+    save_model(forest, tmp_path / "f.trk")
+    _, arrays = read_archive(tmp_path / "f.trk")
+    assert "rule_threshold" not in arrays
+    assert arrays["rule_threshold_index"].dtype == np.uint8
+    improvement = arrays["rule_improvement"]
+    split = arrays["rule_child_left"] != -1
+    assert np.count_nonzero(improvement) < 0.7 * np.count_nonzero(split)
+    loaded = load_model(tmp_path / "f.trk")
+    np.testing.assert_array_equal(
+        loaded.feature_importances_, forest.feature_importances_
+    )
+    for a, b in zip(loaded.estimators_, forest.estimators_):
+        np.testing.assert_array_equal(a.feature_importances_, b.feature_importances_)
+        np.testing.assert_array_equal(a.tree_.rules.threshold, b.tree_.rules.threshold)
+        for rule_a, rule_b in zip(a.tree_.leafranks, b.tree_.leafranks):
+            if rule_b is not None:
+                np.testing.assert_array_equal(
+                    rule_a.feature_importances_, rule_b.feature_importances_
+                )
+
+
+@pytest.mark.slow
+def test_default_forest_file_at_200000_rows_is_5x_smaller_than_before(tmp_path):
+    """The acceptance case of issue 15: a default RankingForest(100) on
+    200,000 rows of 10 features (every row its own cell). Before the lean
+    format its file took 31,476,027 bytes (benchmarks/bench_model_size.py)."""
+    from treerank.datasets import make_gaussian_mean_shift
+
+    X, y = make_gaussian_mean_shift(200_000, n_features=10, random_state=0)
+    forest = RankingForest(n_estimators=100, random_state=0).fit(X, y)
+    save_model(forest, tmp_path / "f.trk")
+    assert (tmp_path / "f.trk").stat().st_size * 5 <= 31_476_027
+    _, arrays = read_archive(tmp_path / "f.trk")
+    assert not {"estimators_samples", "oob_decision_function"} & set(arrays)
+    # only the cells (here one per row) have an entry per row: their points
+    # (a byte per feature) and masses
+    per_row = {name for name, array in arrays.items() if 200_000 in array.shape}
+    assert per_row <= {"cell_corners", "cell_weights"}, per_row
+    assert arrays["cell_corners"].shape == (forest.n_cells_, 10)
+    X_new, _ = make_gaussian_mean_shift(20_000, n_features=10, random_state=1)
+    _same_predictions(forest, load_model(tmp_path / "f.trk"), X_new)
+
+
 @PROPERTY
 @given(
     scores=st.lists(st.integers(-20, 20), min_size=1, max_size=60),
@@ -555,7 +651,18 @@ def files(tmp_path_factory, data):
         save_model(model.fit(X, y), paths[name])
     paths["training"] = directory / "training.trk"
     save_model(models["median"], paths["training"], include_training_data=True)
+    # the same forest with its cells stored as leaf tuples (as when it has no
+    # corners: categorical splits, more features than trees, older files)
+    models["median"]._cell_corners = None
+    paths["median_cells"] = directory / "median_cells.trk"
+    save_model(models["median"], paths["median_cells"])
     return paths
+
+
+def _corner_outside_its_grid(array, arrays):
+    # feature 1's grid is its own: a code past it is refused even when it is
+    # within the range of another feature's codes
+    array[0, :] = array.max(axis=0) + 2
 
 
 def _leafrank(**changes):
@@ -776,8 +883,8 @@ TAMPERING = {
     ),
     "missing array": (
         "tree",
-        lambda d, a: a.pop("rule_threshold"),
-        "the array rule_threshold is missing",
+        lambda d, a: a.pop("rule_feature"),
+        "the array rule_feature is missing",
     ),
     "children as floats": (
         "tree",
@@ -842,22 +949,38 @@ TAMPERING = {
     ),
     "NaN threshold": (
         "tree",
-        _array(
-            "rule_threshold", lambda x, a: x.__setitem__(_first_rule_split(a), np.nan)
-        ),
+        _array("rule_threshold_values", lambda x, a: x.__setitem__(0, np.nan)),
         "rule_threshold holds values that are not finite or \\+inf",
     ),
     "minus infinity threshold": (
         "tree",
-        _array(
-            "rule_threshold", lambda x, a: x.__setitem__(_first_rule_split(a), -np.inf)
-        ),
+        _array("rule_threshold_values", lambda x, a: x.__setitem__(0, -np.inf)),
         "rule_threshold holds values that are not finite or \\+inf",
     ),
     "threshold at an inner leaf": (
         "tree",
-        _array("rule_threshold", lambda x, a: x.__setitem__(_rule_leaf(a), 1.5)),
+        _array("rule_threshold_index", lambda x, a: x.__setitem__(_rule_leaf(a), 1)),
         "rule_threshold must be 0.0 at inner leaves",
+    ),
+    "threshold index past its feature": (
+        "tree",
+        _array(
+            "rule_threshold_index",
+            lambda x, a: x.__setitem__(
+                _first_rule_split(a), len(a["rule_threshold_values"])
+            ),
+        ),
+        "rule_threshold_index is outside its feature's thresholds",
+    ),
+    "threshold offsets of other features": (
+        "tree",
+        _array("rule_threshold_offsets", lambda x, a: np.concatenate([x, x[-1:]])),
+        "rule_threshold_offsets has shape",
+    ),
+    "thresholds stored twice": (
+        "tree",
+        lambda d, a: a.__setitem__("rule_threshold", np.zeros(3)),
+        "both rule_threshold and rule_threshold_values",
     ),
     "feature at an inner leaf": (
         "tree",
@@ -996,32 +1119,77 @@ TAMPERING = {
     # -- forests
     "n_estimators": ("median", _param("n_estimators", 5), "n_estimators=5"),
     "cells out of the leaves": (
-        "median",
+        "median_cells",
         _array("cells", _cells_leaf_out_of_range),
         "a cell refers to a leaf",
     ),
     "cells repeated": (
-        "median",
+        "median_cells",
         _array("cells", lambda x, a: x.__setitem__(1, x[0])),
         "distinct and sorted",
     ),
     "cells one column": (
-        "median",
+        "median_cells",
         _array("cells", lambda x, a: x[:, :1].copy()),
         "the array cells has shape",
     ),
-    "consensus gap": (
+    "cells and corners": (
         "median",
+        lambda d, a: a.__setitem__("cells", np.zeros((2, 4), dtype=np.uint8)),
+        "unexpected arrays",
+    ),
+    "corners outside the grid": (
+        "median",
+        _array("cell_corners", _corner_outside_its_grid),
+        "cell_corners",
+    ),
+    "corners repeated": (
+        "median",
+        _array("cell_corners", lambda x, a: x.__setitem__(1, x[0])),
+        "two of them fall in the same cell",
+    ),
+    "bucket sizes total": (
+        "median",
+        _array("cell_bucket_sizes", lambda x, a: x.__setitem__(0, x[0] + 1)),
+        "add up to",
+    ),
+    "bucket size zero": (
+        "median",
+        _array("cell_bucket_sizes", lambda x, a: x.__setitem__(0, 0)),
+        "cell_bucket_sizes",
+    ),
+    "corners without bucket sizes": (
+        "median",
+        lambda d, a: a.pop("cell_bucket_sizes"),
+        "cell_bucket_sizes is missing",
+    ),
+    "corners with a consensus": (
+        "median",
+        lambda d, a: a.__setitem__("consensus", np.zeros(2, dtype=np.uint8)),
+        "unexpected arrays",
+    ),
+    "corners one column": (
+        "median",
+        _array("cell_corners", lambda x, a: x[:, :1].copy()),
+        "the array cell_corners has shape",
+    ),
+    "consensus gap": (
+        "median_cells",
         _array("consensus", lambda x, a: x + (x == x.max())),
         "without gaps",
     ),
     "consensus length": (
-        "median",
+        "median_cells",
         _array("consensus", lambda x, a: x[:-1]),
         "the array consensus has shape",
     ),
     "cell weight zero": (
         "median",
+        _array("cell_weights", lambda x, a: x.__setitem__(0, 0)),
+        "must be positive",
+    ),
+    "cell weight zero (cells)": (
+        "median_cells",
         _array("cell_weights", lambda x, a: x.__setitem__(0, 0)),
         "must be positive",
     ),

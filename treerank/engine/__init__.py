@@ -18,6 +18,10 @@ and the forest (:class:`~treerank.RankingForest`) call this small interface:
 3. **Routing.** :func:`compile_graph` turns a ranking tree and its rules into
    one decision graph; :class:`Router` routes raw X through the graphs of
    several trees in one compiled loop.
+4. **Cells as points.** :func:`find_cell_corners` gives every cell of a
+   forest's common subpartition a point inside it (a code per feature on the
+   grid of the forest's thresholds, :func:`threshold_grids`);
+   :func:`corner_values` turns codes back into values that route to the cell.
 
 The kernels are compiled by numba (``cache=True``: compiled once per
 installation; ``nogil=True``: trees grow in threads). Their growth parameters
@@ -28,6 +32,11 @@ are gathered in :class:`GrowthParams`.
 # SPDX-License-Identifier: BSD-3-Clause
 
 from treerank.engine._binning import MAX_BINS, MISSING_BIN, BinMapper, bin_thresholds
+from treerank.engine._cell_corners import (
+    corner_values,
+    find_cell_corners,
+    threshold_grids,
+)
 from treerank.engine._grow import GrownTree, GrowthParams, fit_rule, grow_ranking_tree
 from treerank.engine._routing import Router, compile_graph, route_binned
 from treerank.engine._split_rules import (
@@ -51,8 +60,11 @@ __all__ = [
     "category_codes",
     "category_mask",
     "compile_graph",
+    "corner_values",
+    "find_cell_corners",
     "fit_rule",
     "grow_ranking_tree",
     "route_binned",
     "rule_feature_importances",
+    "threshold_grids",
 ]

@@ -229,14 +229,22 @@ def rule_feature_importances(rules, rule_start, rule_stop, node_weight, n_featur
     )
     split = rules.child_left[inner] >= 0
     owner, inner = owner[split], inner[split]
-    improvement = np.maximum(rules.improvement[inner], 0.0)
-    totals = np.bincount(owner, weights=improvement, minlength=node_weight.shape[0])
+    feature = rules.feature[inner].astype(np.int64)
+    # each rule's improvement per feature first (as a model file stores them),
+    # then each feature's share of its rule
+    key = owner.astype(np.int64) * n_features + feature
+    keys, which = np.unique(key, return_inverse=True)
+    per_feature = np.bincount(
+        which.ravel(), weights=np.maximum(rules.improvement[inner], 0.0)
+    )
+    owner, feature = keys // n_features, keys % n_features
+    totals = np.bincount(owner, weights=per_feature, minlength=node_weight.shape[0])
     share = np.divide(
-        improvement,
+        per_feature,
         totals[owner],
-        out=np.zeros_like(improvement),
+        out=np.zeros_like(per_feature),
         where=totals[owner] > 0,
     )
-    np.add.at(importances, rules.feature[inner], node_weight[owner] * share)
+    np.add.at(importances, feature, node_weight[owner] * share)
     total = importances.sum()
     return importances / total if total > 0 else importances

@@ -27,7 +27,7 @@ from treerank.base import (
     midrank_quantiles,
     quantile_calibration,
 )
-from treerank.engine import Router, route_binned
+from treerank.engine import Router, find_cell_corners, route_binned, threshold_grids
 from treerank.ensemble._leaf_scores import (
     leaf_midranks,
     mean_borda_scores,
@@ -495,7 +495,7 @@ default=None
         for tree in self.estimators_:
             tree.classes_ = self.classes_
         self._set_oob(leaf_ranks, y01, sample_weight)
-        self._timed_aggregation(leaf_ranks, sample_weight, aggregation_seed)
+        self._timed_aggregation(leaf_ranks, sample_weight, aggregation_seed, X)
         raw = self._raw_scores(leaf_ranks)
         self._calibration = self._fit_calibration(raw, y01, sample_weight)
         return self
@@ -597,10 +597,14 @@ default=None
         leaf_ranks = np.column_stack([result[2] for result in results])
         return leaf_ranks, aggregation_seed
 
-    def _timed_aggregation(self, leaf_ranks, sample_weight, seed):
+    def _timed_aggregation(self, leaf_ranks, sample_weight, seed, X):
         start = time.perf_counter()
         self._aggregate(leaf_ranks, sample_weight, seed)
         self.aggregation_time_ = time.perf_counter() - start
+        self._cell_corners = None
+        if self.aggregation == "median":
+            self._cell_corners = self._find_cell_corners(X, self._cell_rows)
+            del self._cell_rows
         if self.verbose:
             print(f"aggregation ({self.aggregation}): {self.aggregation_time_:.2f} s")
 
@@ -698,6 +702,8 @@ default=None
         self._inserter = ConsensusInserter(
             self.consensus_, cells.rankings, item_weights=masses
         )
+        first = np.unique(cells.cell_index, return_index=True)[1]
+        self._cell_rows = np.flatnonzero(keep)[first]  # a training row per cell
         self.refined_objective_ = None
         if self.tie_breaking == "mean":
             key = self._median_scores(self.cells_)  # the final order of the cells
@@ -705,6 +711,28 @@ default=None
             self.refined_objective_ = float(
                 kemeny_objective(refined, cells.rankings, item_weights=masses)
             )
+
+    def _find_cell_corners(self, X, rows):
+        """A point of each cell, as corner codes (:mod:`treerank.engine._cell_corners`).
+
+        ``rows[c]`` is a training row of cell c. Model files store these few
+        bytes per feature instead of one leaf per tree. None unless the trees
+        are engine trees with numeric decisions only and the features are fewer
+        than the trees. Row chunks run in threads (the kernel releases the GIL).
+        """
+        router = self._router
+        if router is None or X.shape[1] > self.n_estimators:
+            return None
+        grids = threshold_grids(router, X.shape[1])
+        if grids is None:
+            return None
+        n_chunks = min(effective_n_jobs(self.n_jobs), max(1, rows.shape[0] // 10_000))
+        chunks = np.array_split(rows, n_chunks)
+        parts = Parallel(n_jobs=n_chunks, prefer="threads")(
+            delayed(find_cell_corners)(router, X[chunk], grids) for chunk in chunks
+        )
+        codes = np.concatenate(parts)
+        return codes.astype(np.uint16) if codes.max(initial=0) < 2**16 else codes
 
     # ------------------------------------------------------------------
     # scoring

@@ -385,7 +385,7 @@ class GradedCalibration:
 # ----------------------------------------------------------------------
 # fitting
 # ----------------------------------------------------------------------
-def _aggregate_graded(forest, leaf_ranks, levels, codes, grades, weight, seed):
+def _aggregate_graded(forest, X, leaf_ranks, levels, codes, grades, weight, seed):
     """Aggregate trees grown on graded data (already in ``forest``), calibrate.
 
     The aggregation is the forest's own (median, mean or Borda), on the
@@ -398,7 +398,7 @@ def _aggregate_graded(forest, leaf_ranks, levels, codes, grades, weight, seed):
     if levels is not None:
         forest.tree_thresholds_ = grades[levels]
     _set_graded_oob(forest, leaf_ranks, codes, grades, weight)
-    forest._timed_aggregation(leaf_ranks, weight, seed)
+    forest._timed_aggregation(leaf_ranks, weight, seed, X)
     raw = forest._raw_scores(leaf_ranks)
     forest._calibration = GradedCalibration(raw, codes, weight, grades.shape[0])
     return forest
@@ -459,7 +459,7 @@ def fit_graded_forest(forest, X, y, sample_weight):
             forest, X, codes, grades.shape[0], sample_weight, rng
         )
         return _aggregate_graded(
-            forest, leaf_ranks, None, codes, grades, sample_weight, aggregation_seed
+            forest, X, leaf_ranks, None, codes, grades, sample_weight, aggregation_seed
         )
     levels = tree_thresholds(forest.n_estimators, grades.shape[0])
     targets = cumulative_targets(codes, grades.shape[0])
@@ -467,7 +467,7 @@ def fit_graded_forest(forest, X, y, sample_weight):
         X, targets, levels - 1, sample_weight, rng
     )
     return _aggregate_graded(
-        forest, leaf_ranks, levels, codes, grades, sample_weight, aggregation_seed
+        forest, X, leaf_ranks, levels, codes, grades, sample_weight, aggregation_seed
     )
 
 
@@ -622,6 +622,7 @@ def fit_graded_treerank(tree, X, y, sample_weight):
     consensus._monotonic = False
     _aggregate_graded(
         consensus,
+        X_checked,
         np.column_stack(columns),
         levels,
         codes,

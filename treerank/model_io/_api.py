@@ -11,7 +11,9 @@ What a file holds (``model.json`` and arrays, see
   function of the master tree), a tree pruned by the structural penalty stores
   the nodes it collapsed;
 - for a forest, what prediction needs: the cells of the common subpartition,
-  their consensus positions and masses (``aggregation="median"``), the leaf
+  their consensus positions and masses (``aggregation="median"``; a cell is
+  stored as a point inside it, a code per feature, when its forest has those
+  points, see :mod:`treerank.engine._cell_corners`, else as its leaves), the leaf
   mid-ranks (``"borda"``), and the isotonic calibration as a step function
   (only the levels around its steps, which predict identically). The
   per-training-row arrays (``estimators_samples_``, ``oob_decision_function_``)
@@ -35,6 +37,7 @@ import re
 import numpy as np
 
 from treerank.base import MonotoneCalibration
+from treerank.engine import corner_values, threshold_grids
 from treerank.ensemble._forest import RankingForest
 from treerank.exceptions import ModelFileError
 from treerank.model_io import _multipartite
@@ -649,7 +652,7 @@ def _decode_cv_results(arrays, ccp_alpha):
 
 
 def _check_no_other_arrays(arrays, expected, meta):
-    expected = set(expected) | structure_array_names(meta)
+    expected = set(expected) | structure_array_names(meta, arrays)
     unexpected = sorted(set(arrays) - expected)
     if unexpected:
         raise ValueError(f"the file holds unexpected arrays {unexpected[:5]}")
@@ -697,7 +700,9 @@ def _calibration_threshold(levels, proba):
     return float(0.5 * (levels[above[0] - 1] + levels[above[0]]))
 
 
-def _encode_forest(model, description, arrays, not_saved, include_training_data):
+def _encode_forest(
+    model, description, arrays, not_saved, include_training_data, corners=True
+):
     meta, tree_arrays = pack_structures([tree.full_tree_ for tree in model.estimators_])
     arrays.update(tree_arrays)
     description["structures"] = meta
@@ -716,9 +721,18 @@ def _encode_forest(model, description, arrays, not_saved, include_training_data)
         arrays["calibration_levels"] = narrow(levels)
         arrays["calibration_proba"] = narrow(proba)
     if model.aggregation == "median":
-        arrays["cells"] = narrow(model.cells_)
-        arrays["consensus"] = narrow(model.consensus_)
-        arrays["cell_weights"] = narrow(model.cell_weights_)
+        cell_corners = getattr(model, "_cell_corners", None)
+        if corners and cell_corners is not None:
+            # the cells as points, in the consensus order: the consensus is
+            # then the sizes of its buckets
+            order = np.argsort(model.consensus_, kind="stable")
+            arrays["cell_corners"] = narrow(cell_corners[order])
+            arrays["cell_bucket_sizes"] = narrow(np.bincount(model.consensus_))
+            arrays["cell_weights"] = narrow(model.cell_weights_[order])
+        else:
+            arrays["cells"] = narrow(model.cells_)
+            arrays["consensus"] = narrow(model.consensus_)
+            arrays["cell_weights"] = narrow(model.cell_weights_)
     elif model.aggregation == "borda":
         arrays["midranks"] = narrow(np.concatenate(model._midranks))
     if include_training_data:
@@ -777,8 +791,12 @@ def _decode_forest(description, arrays, runtime):
         else:
             setattr(model, key + "_", None)
     model.n_cells_ = None
+    model._cell_corners = None
     if median:
-        expected |= {"cells", "consensus", "cell_weights"}
+        if "cell_corners" in arrays:
+            expected |= {"cell_corners", "cell_bucket_sizes", "cell_weights"}
+        else:
+            expected |= {"cells", "consensus", "cell_weights"}
         _decode_median(model, arrays, n_leaves)
         model._inserter = ConsensusInserter(
             model.consensus_, model.cells_.T, item_weights=model.cell_weights_
@@ -828,14 +846,87 @@ def _lexicographically_increasing(rows, chunk=8192):
     return True
 
 
-def _decode_median(model, arrays, n_leaves):
-    n_trees = n_leaves.shape[0]
+def _median_from_corners(model, arrays):
+    """Cells, consensus and masses of a file storing the cells as points.
+
+    ``cell_corners`` holds a point of every cell (corner codes,
+    :mod:`treerank.engine._cell_corners`) in the consensus order,
+    ``cell_bucket_sizes`` the number of cells in each bucket of the consensus,
+    ``cell_weights`` their masses in the same order. The cells are the leaves
+    of the points, sorted lexicographically as a fitted forest holds them.
+    """
+    from treerank.aggregation import common_subpartition
+
+    grids = (
+        None
+        if model._router is None
+        else threshold_grids(model._router, model.n_features_in_)
+    )
+    if grids is None:
+        raise ValueError(
+            "cell_corners need trees of numeric threshold rules (store cells)"
+        )
+    limits = np.array([grid.shape[0] + 1 for grid in grids])
+    codes = check_array(
+        arrays,
+        "cell_corners",
+        kinds="iu",
+        ndim=2,
+        shape=(None, model.n_features_in_),
+        bounds=(0, int(limits.max())),
+    )
+    n_cells = codes.shape[0]
+    if n_cells == 0:
+        raise ValueError("the array cell_corners is empty")
+    if np.any(codes > limits[None, :]):
+        raise ValueError(
+            "a cell corner is outside the grid of its feature's thresholds"
+        )
+    sizes = check_array(
+        arrays, "cell_bucket_sizes", kinds="iu", bounds=(1, n_cells), dtype=np.int64
+    )
+    if sizes.sum() != n_cells:
+        raise ValueError(
+            f"the cell_bucket_sizes add up to {int(sizes.sum())} for "
+            f"{n_cells} cell corners"
+        )
+    weights = _cell_weights(arrays, n_cells)
+    leaves = model._router.leaf_ranks(corner_values(codes, grids))
+    sub = common_subpartition(leaves)
+    if sub.cell_ranks.shape[0] != n_cells:
+        raise ValueError(
+            "the cell corners must be distinct cells: two of them fall in the same cell"
+        )
+    cell = sub.cell_index  # sorted position of each point's cell
+    consensus = np.empty(n_cells, dtype=np.int64)
+    consensus[cell] = np.repeat(np.arange(sizes.shape[0]), sizes)
+    sorted_weights = np.empty(n_cells, dtype=np.float64)
+    sorted_weights[cell] = weights
+    corners = np.empty(codes.shape, dtype=np.uint16)
+    corners[cell] = codes
+    model._cell_corners = corners
+    return sub.cell_ranks.astype(np.int32), consensus, sorted_weights
+
+
+def _cell_weights(arrays, n_cells):
+    return check_array(
+        arrays,
+        "cell_weights",
+        kinds="iuf",
+        shape=(n_cells,),
+        finite=True,
+        dtype=np.float64,
+    )
+
+
+def _median_from_cells(arrays, n_leaves):
+    """Cells, consensus and masses of a file storing the cells as leaf tuples."""
     cells = check_array(
         arrays,
         "cells",
         kinds="iu",
         ndim=2,
-        shape=(None, n_trees),
+        shape=(None, n_leaves.shape[0]),
         bounds=(0, int(n_leaves.max()) - 1),
         dtype=np.int32,
     )
@@ -854,19 +945,21 @@ def _decode_median(model, arrays, n_leaves):
         bounds=(0, n_cells - 1),
         dtype=np.int64,
     )
+    weights = _cell_weights(arrays, n_cells)
+    return cells, consensus, weights
+
+
+def _decode_median(model, arrays, n_leaves):
+    if "cell_corners" in arrays:
+        cells, consensus, weights = _median_from_corners(model, arrays)
+    else:
+        cells, consensus, weights = _median_from_cells(arrays, n_leaves)
+    n_cells = cells.shape[0]
     used = np.zeros(n_cells, dtype=bool)
     used[consensus] = True
     n_buckets = int(consensus.max()) + 1
     if not np.all(used[:n_buckets]):
         raise ValueError("the consensus must use the positions 0, 1, ... without gaps")
-    weights = check_array(
-        arrays,
-        "cell_weights",
-        kinds="iuf",
-        shape=(n_cells,),
-        finite=True,
-        dtype=np.float64,
-    )
     if np.any(weights <= 0):
         raise ValueError("the cell weights must be positive")
     model.cells_ = np.ascontiguousarray(cells)
@@ -943,14 +1036,20 @@ def _decode_training_data(model, arrays):
 _DECODERS = {"TreeRank": _decode_treerank, "RankingForest": _decode_forest}
 
 
-def _encode(model, include_training_data=False):
-    """``(description, arrays)`` of a fitted TreeRank or RankingForest."""
+def _encode(model, include_training_data=False, corners=True):
+    """``(description, arrays)`` of a fitted TreeRank or RankingForest.
+
+    A median forest's cells are stored as the corner codes of their points
+    when it has them (``corners=True``), else as leaf tuples.
+    """
     description, arrays, not_saved = {"estimator": type(model).__name__}, {}, []
     _encode_common(model, description, not_saved)
     if isinstance(model, TreeRank):
         _encode_treerank(model, description, arrays, not_saved)
     else:
-        _encode_forest(model, description, arrays, not_saved, include_training_data)
+        _encode_forest(
+            model, description, arrays, not_saved, include_training_data, corners
+        )
     return description, arrays
 
 
@@ -1080,7 +1179,12 @@ def save_model(
     description["metadata"] = metadata
     try:
         # the file must load: the same checks as load_model, before writing
-        _decode(json.loads(json.dumps(description)), arrays, {})
+        decoded = _decode(json.loads(json.dumps(description)), arrays, {})[0]
+        if "cell_corners" in arrays and not np.array_equal(
+            decoded.cells_, model.cells_
+        ):  # never expected: the corners must route to the cells
+            description, arrays = _encode(model, include_training_data, corners=False)
+            description["metadata"] = metadata
     except ValueError as exc:
         raise ValueError(
             f"This {name} cannot be saved: its fitted state is inconsistent with "

@@ -6,7 +6,12 @@ hundreds of trees is a handful of archive members, and unpacked into structures
 that predict exactly as the saved ones: trees grown by the engine keep their flat
 rule arrays (:class:`~treerank.engine.SplitRules`, one table of fields,
 :data:`RULE_FIELDS`); linear rules are rebuilt as
-:class:`~treerank.tree.FrozenLinearLeafRank`.
+:class:`~treerank.tree.FrozenLinearLeafRank`. Two engine fields are written
+compactly and read back exactly: ``threshold`` as each node's index among the
+distinct thresholds of its feature (:data:`THRESHOLD_DICTIONARY`), and
+``improvement`` as each rule's sum per feature, on the rule's first split of
+that feature (0 on its other splits): what feature importances use, to the
+last bit.
 
 Unpacking treats the arrays as hostile (a file whose digests were recomputed
 after an edit) and checks, vectorized over all the trees at once, everything
@@ -226,11 +231,127 @@ _LINEAR_ARRAYS = (
 )
 
 
-def structure_array_names(meta):
-    """Names of the arrays :func:`pack_structures` writes for trees of this kind."""
+def structure_array_names(meta, present=()):
+    """Names of the arrays :func:`pack_structures` writes for trees of this kind.
+
+    ``present`` are the names in the file: engine thresholds stored as a
+    dictionary (:data:`THRESHOLD_DICTIONARY`) replace ``rule_threshold``.
+    """
     if meta.get("rule_kind") == "engine":
-        return {*_TREE_ARRAYS, *_ENGINE_ARRAYS, *("rule_" + n for n in RULE_FIELDS)}
+        names = {*_TREE_ARRAYS, *_ENGINE_ARRAYS, *("rule_" + n for n in RULE_FIELDS)}
+        if THRESHOLD_DICTIONARY[1] in present:
+            names = (names - {"rule_threshold"}) | set(THRESHOLD_DICTIONARY)
+        return names
     return {*_TREE_ARRAYS, *_LINEAR_ARRAYS}
+
+
+#: The arrays of the engine rules' thresholds stored per feature: each inner
+#: rule node's index among the distinct thresholds of its feature, those
+#: thresholds (feature after feature), and where each feature's start.
+THRESHOLD_DICTIONARY = (
+    "rule_threshold_index",
+    "rule_threshold_values",
+    "rule_threshold_offsets",
+)
+
+
+def _threshold_dictionary(arrays, n_features):
+    """Store ``rule_threshold`` as per-feature indices into its distinct values.
+
+    A forest's thresholds are the bin edges of its features (at most 254 per
+    feature) repeated over up to millions of rule nodes: one byte per node
+    instead of eight.
+    """
+    feature = arrays["rule_feature"]
+    threshold = arrays["rule_threshold"]
+    inner = feature >= 0
+    index = np.zeros(threshold.shape[0], dtype=np.int64)
+    values, sizes = [], []
+    for f in range(n_features):
+        on_f = feature == f
+        distinct, position = np.unique(threshold[on_f], return_inverse=True)
+        index[on_f] = position.ravel()
+        values.append(distinct)
+        sizes.append(distinct.shape[0])
+    if np.any(threshold[~inner] != 0.0):  # never: leaves hold 0.0
+        return
+    del arrays["rule_threshold"]
+    arrays[THRESHOLD_DICTIONARY[0]] = index
+    arrays[THRESHOLD_DICTIONARY[1]] = np.concatenate([np.zeros(0), *values])
+    arrays[THRESHOLD_DICTIONARY[2]] = _offsets(sizes)
+
+
+def _thresholds_from_dictionary(arrays, n_features):
+    """The ``rule_threshold`` array of a file (stored whole or per feature)."""
+    index_name, values_name, offsets_name = THRESHOLD_DICTIONARY
+    if values_name not in arrays:
+        return arrays
+    if "rule_threshold" in arrays:
+        raise ValueError(f"the file holds both rule_threshold and {values_name}")
+    feature = check_array(arrays, "rule_feature", kinds="iu", dtype=np.int64)
+    index = check_array(
+        arrays, index_name, kinds="iu", shape=feature.shape, dtype=np.int64
+    )
+    if np.any(feature >= n_features) or np.any(feature < -1):
+        raise ValueError(
+            f"rule: a split uses a feature index out of range [0, {n_features})"
+        )
+    field = RULE_FIELDS["threshold"]
+    values = check_array(arrays, values_name, kinds=field.kinds, dtype=np.float64)
+    offsets = check_array(
+        arrays,
+        offsets_name,
+        kinds="iu",
+        shape=(n_features + 1,),
+        bounds=(0, values.shape[0]),
+        dtype=np.int64,
+    )
+    if offsets.shape[0] == 0 or offsets[0] != 0 or offsets[-1] != values.shape[0]:
+        raise ValueError(f"the array {offsets_name} does not partition {values_name}")
+    if np.any(np.diff(offsets) < 0):
+        raise ValueError(f"the array {offsets_name} must not decrease")
+    inner = feature >= 0
+    sizes = np.diff(offsets)
+    if np.any(index[inner] >= sizes[feature[inner]]):
+        raise ValueError(
+            f"an entry of {index_name} is outside its feature's thresholds"
+        )
+    # an inner leaf (feature -1) reads 0.0 from index 0; any other index gives
+    # a non-zero threshold, which the checks of the rules then refuse
+    threshold = np.where(index == 0, 0.0, 1.0)
+    threshold[inner] = values[offsets[feature[inner]] + index[inner]]
+    return {**arrays, "rule_threshold": threshold}
+
+
+def _improvement_per_feature(arrays):
+    """Each rule's improvement summed per feature, on its first split of that feature.
+
+    Feature importances only use, for every master node, the sum of its rule's
+    non-negative split improvements per feature (:func:`rule_feature_importances`,
+    a rule's own ``feature_importances_``): those sums are kept exactly, on the
+    rule's first split of each feature, and the other splits get 0 (a run of
+    zeros that compresses to almost nothing).
+    """
+    children_left = arrays["children_left"]
+    start, stop = arrays["rule_start"], arrays["rule_stop"]
+    node_base = np.repeat(arrays["rule_offsets"][:-1], np.diff(arrays["node_offsets"]))
+    internal = np.flatnonzero(children_left >= 0)
+    lengths = stop[internal] - start[internal]
+    first = np.cumsum(lengths) - lengths
+    rule_node = np.repeat(node_base[internal] + start[internal], lengths) + (
+        np.arange(int(lengths.sum())) - np.repeat(first, lengths)
+    )
+    owner = np.repeat(internal, lengths)
+    feature = arrays["rule_feature"][rule_node]
+    split = arrays["rule_child_left"][rule_node] >= 0
+    rule_node, owner, feature = rule_node[split], owner[split], feature[split]
+    improvement = np.maximum(arrays["rule_improvement"][rule_node], 0.0)
+    key = owner.astype(np.int64) * (int(feature.max(initial=0)) + 1) + feature
+    _, first_of_key, which = np.unique(key, return_index=True, return_inverse=True)
+    sums = np.bincount(which.ravel(), weights=improvement)
+    canonical = np.zeros_like(arrays["rule_improvement"], dtype=np.float64)
+    canonical[rule_node[first_of_key]] = sums
+    arrays["rule_improvement"] = canonical
 
 
 def _offsets(lengths):
@@ -293,6 +414,8 @@ def pack_structures(structures):
     }
     if kinds == {"engine"}:
         meta = _pack_engine(structures, arrays)
+        _improvement_per_feature(arrays)
+        _threshold_dictionary(arrays, structures[0].n_features)
     else:
         meta = _pack_linear(structures, arrays)
     return meta, {name: narrow(array) for name, array in arrays.items()}
@@ -586,6 +709,7 @@ def unpack_structures(meta, arrays, expect):
 
 def _unpack_engine(arrays, trees, split, owner, expect):
     node_offsets, left, right, n_pos, n_neg = trees
+    arrays = _thresholds_from_dictionary(arrays, expect.n_features)
     n_trees = node_offsets.shape[0] - 1
     fields = {}
     for name, field in RULE_FIELDS.items():
