@@ -4,7 +4,9 @@ Part 1 fits a default ``RankingForest(100)`` on 200,000 rows of
 ``make_gaussian_mean_shift`` (2 and 10 features) and reports the size of its
 model file, with and without ``include_training_data``, and the share of each
 member (the cells of the common subpartition are what the median aggregation
-must remember). The sizes before the lean format (the same forests, saved by
+must remember, stored as one point each: a code per feature), and the time
+to load it (best of 3: the loader routes the points back to the cells). The
+sizes before the lean format (the same forests, saved by
 the previous writer, which stored ``estimators_samples_``,
 ``oob_decision_function_`` and every calibration level) were measured at
 commit f9ab89b: 11,893,138 bytes (2 features) and 31,476,027 bytes (10).
@@ -53,6 +55,7 @@ def sizes(n_samples, directory):
         save_model(forest, lean)
         save_model(forest, full, include_training_data=True)
         size = os.path.getsize(lean)
+        load = min(timed(lambda: load_model(lean))[0] for _ in range(3))
         before = BEFORE[n_features] if n_samples == 200_000 else None
         shares = ", ".join(f"{n} {100 * s:.0f}%" for n, s in member_shares(lean))
         rows.append(
@@ -63,6 +66,7 @@ def sizes(n_samples, directory):
                 f"{size:,}",
                 f"{before / size:.1f}x" if before else "-",
                 f"{os.path.getsize(full):,}",
+                f"{load:.1f}",
                 shares,
             ]
         )
@@ -74,6 +78,7 @@ def sizes(n_samples, directory):
             "bytes now",
             "smaller",
             "with training data",
+            "load (s)",
             "largest members (share of the file)",
         ],
         rows,
