@@ -44,6 +44,7 @@ from treerank.engine._split_rules import (
     category_codes,
     category_mask,
     rule_feature_importances,
+    rule_improvements_per_feature,
 )
 from treerank.engine._split_search import CRITERIA
 
@@ -66,5 +67,6 @@ __all__ = [
     "grow_ranking_tree",
     "route_binned",
     "rule_feature_importances",
+    "rule_improvements_per_feature",
     "threshold_grids",
 ]

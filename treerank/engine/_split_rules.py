@@ -21,6 +21,7 @@ __all__ = [
     "category_codes",
     "category_mask",
     "rule_feature_importances",
+    "rule_improvements_per_feature",
 ]
 
 
@@ -195,6 +196,63 @@ class SplitRules:
         )
 
 
+def rule_improvements_per_feature(rules, rule_start, rule_stop, nodes):
+    """Each rule's non-negative split improvements, summed per feature.
+
+    Parameters
+    ----------
+    rules : SplitRules
+    rule_start, rule_stop : ndarray of int of shape (n_master,)
+        Range of each internal master node's rule.
+    nodes : ndarray of int
+        The internal master nodes whose rules to read.
+
+    Returns
+    -------
+    owner, feature : ndarray of int64 of shape (n_pairs,)
+        The (master node, feature) pairs of the rules' splits, sorted.
+    improvement : ndarray of float64 of shape (n_pairs,)
+        Sum of ``max(improvement, 0)`` over the pair's splits, added in rule
+        order.
+    first_split : ndarray of int64 of shape (n_pairs,)
+        The rule node of the pair's first split.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank.engine import SplitRules, rule_improvements_per_feature
+    >>> # one master node whose rule splits feature 0 twice and feature 1 once
+    >>> rules = SplitRules(
+    ...     feature=[0, 0, -1, -1, 1, -1, -1],
+    ...     threshold=[1.0, 0.5, 0.0, 0.0, 2.0, 0.0, 0.0],
+    ...     missing_left=[False] * 7, child_left=[1, 2, -1, -1, 5, -1, -1],
+    ...     child_right=[4, 3, -1, -1, 6, -1, -1],
+    ...     left_leaf=[False, False, True, False, False, True, False],
+    ...     improvement=[0.25, 0.125, 0.0, 0.0, 0.5, 0.0, 0.0])
+    >>> owner, feature, improvement, first = rule_improvements_per_feature(
+    ...     rules, np.array([0]), np.array([7]), np.array([0]))
+    >>> feature.tolist(), improvement.tolist(), first.tolist()
+    ([0, 1], [0.375, 0.5], [0, 4])
+    """
+    n_features = max(int(rules.feature.max(initial=0)) + 1, 1)
+    lengths = rule_stop[nodes] - rule_start[nodes]
+    owner = np.repeat(nodes, lengths)
+    first = np.cumsum(lengths) - lengths
+    inner = np.repeat(rule_start[nodes], lengths) + (
+        np.arange(int(lengths.sum())) - np.repeat(first, lengths)
+    )
+    split = rules.child_left[inner] >= 0
+    owner, inner = owner[split].astype(np.int64), inner[split].astype(np.int64)
+    key = owner * n_features + rules.feature[inner]
+    keys, first_of_key, which = np.unique(key, return_index=True, return_inverse=True)
+    improvement = np.bincount(
+        which.ravel(),
+        weights=np.maximum(rules.improvement[inner], 0.0),
+        minlength=keys.shape[0],
+    )
+    return keys // n_features, keys % n_features, improvement, inner[first_of_key]
+
+
 def rule_feature_importances(rules, rule_start, rule_stop, node_weight, n_features):
     """Feature importances of a ranking tree from its rules' improvements.
 
@@ -221,23 +279,11 @@ def rule_feature_importances(rules, rule_start, rule_stop, node_weight, n_featur
     internal = np.flatnonzero(node_weight > 0)
     if internal.shape[0] == 0:
         return importances
-    lengths = rule_stop[internal] - rule_start[internal]
-    owner = np.repeat(internal, lengths)
-    first = np.cumsum(lengths) - lengths
-    inner = np.repeat(rule_start[internal], lengths) + (
-        np.arange(int(lengths.sum())) - np.repeat(first, lengths)
-    )
-    split = rules.child_left[inner] >= 0
-    owner, inner = owner[split], inner[split]
-    feature = rules.feature[inner].astype(np.int64)
     # each rule's improvement per feature first (as a model file stores them),
     # then each feature's share of its rule
-    key = owner.astype(np.int64) * n_features + feature
-    keys, which = np.unique(key, return_inverse=True)
-    per_feature = np.bincount(
-        which.ravel(), weights=np.maximum(rules.improvement[inner], 0.0)
+    owner, feature, per_feature, _ = rule_improvements_per_feature(
+        rules, rule_start, rule_stop, internal
     )
-    owner, feature = keys // n_features, keys % n_features
     totals = np.bincount(owner, weights=per_feature, minlength=node_weight.shape[0])
     share = np.divide(
         per_feature,

@@ -47,7 +47,7 @@ from typing import NamedTuple
 import numpy as np
 from sklearn import linear_model, svm
 
-from treerank.engine import SplitRules
+from treerank.engine import SplitRules, rule_improvements_per_feature
 from treerank.model_io._archive import check_array
 from treerank.tree._frozen import FrozenLinearLeafRank
 from treerank.tree._leafrank import ClassifierLeafRank
@@ -265,20 +265,20 @@ def _threshold_dictionary(arrays, n_features):
     feature = arrays["rule_feature"]
     threshold = arrays["rule_threshold"]
     inner = feature >= 0
-    index = np.zeros(threshold.shape[0], dtype=np.int64)
-    values, sizes = [], []
-    for f in range(n_features):
-        on_f = feature == f
-        distinct, position = np.unique(threshold[on_f], return_inverse=True)
-        index[on_f] = position.ravel()
-        values.append(distinct)
-        sizes.append(distinct.shape[0])
-    if np.any(threshold[~inner] != 0.0):  # never: leaves hold 0.0
+    if np.any(threshold[~inner] != 0.0):  # never: inner leaves hold 0.0
         return
+    pairs, which = np.unique(
+        np.column_stack([feature[inner], threshold[inner]]).astype(np.float64),
+        axis=0,
+        return_inverse=True,
+    )
+    offsets = np.searchsorted(pairs[:, 0], np.arange(n_features + 1), side="left")
+    index = np.zeros(threshold.shape[0], dtype=np.int64)
+    index[inner] = which.ravel() - offsets[feature[inner]]
     del arrays["rule_threshold"]
     arrays[THRESHOLD_DICTIONARY[0]] = index
-    arrays[THRESHOLD_DICTIONARY[1]] = np.concatenate([np.zeros(0), *values])
-    arrays[THRESHOLD_DICTIONARY[2]] = _offsets(sizes)
+    arrays[THRESHOLD_DICTIONARY[1]] = pairs[:, 1].copy()
+    arrays[THRESHOLD_DICTIONARY[2]] = offsets.astype(np.int64)
 
 
 def _thresholds_from_dictionary(arrays, n_features):
@@ -323,35 +323,26 @@ def _thresholds_from_dictionary(arrays, n_features):
     return {**arrays, "rule_threshold": threshold}
 
 
-def _improvement_per_feature(arrays):
-    """Each rule's improvement summed per feature, on its first split of that feature.
+def _improvement_per_feature(structure):
+    """A tree's rule improvements as each rule's sum per feature, on its first
+    split of that feature (0 on the other splits).
 
-    Feature importances only use, for every master node, the sum of its rule's
-    non-negative split improvements per feature (:func:`rule_feature_importances`,
-    a rule's own ``feature_importances_``): those sums are kept exactly, on the
-    rule's first split of each feature, and the other splits get 0 (a run of
-    zeros that compresses to almost nothing).
+    Feature importances only use those sums
+    (:func:`~treerank.engine.rule_improvements_per_feature`, by
+    :func:`~treerank.engine.rule_feature_importances` and by each rule's own
+    ``feature_importances_``): they are kept exactly, and the other splits
+    get a run of zeros that compresses to almost nothing.
     """
-    children_left = arrays["children_left"]
-    start, stop = arrays["rule_start"], arrays["rule_stop"]
-    node_base = np.repeat(arrays["rule_offsets"][:-1], np.diff(arrays["node_offsets"]))
-    internal = np.flatnonzero(children_left >= 0)
-    lengths = stop[internal] - start[internal]
-    first = np.cumsum(lengths) - lengths
-    rule_node = np.repeat(node_base[internal] + start[internal], lengths) + (
-        np.arange(int(lengths.sum())) - np.repeat(first, lengths)
+    rules = structure.rules
+    _, _, sums, first_split = rule_improvements_per_feature(
+        rules,
+        structure.rule_start,
+        structure.rule_stop,
+        np.flatnonzero(structure.children_left >= 0),
     )
-    owner = np.repeat(internal, lengths)
-    feature = arrays["rule_feature"][rule_node]
-    split = arrays["rule_child_left"][rule_node] >= 0
-    rule_node, owner, feature = rule_node[split], owner[split], feature[split]
-    improvement = np.maximum(arrays["rule_improvement"][rule_node], 0.0)
-    key = owner.astype(np.int64) * (int(feature.max(initial=0)) + 1) + feature
-    _, first_of_key, which = np.unique(key, return_index=True, return_inverse=True)
-    sums = np.bincount(which.ravel(), weights=improvement)
-    canonical = np.zeros_like(arrays["rule_improvement"], dtype=np.float64)
-    canonical[rule_node[first_of_key]] = sums
-    arrays["rule_improvement"] = canonical
+    improvement = np.zeros(rules.n_nodes, dtype=np.float64)
+    improvement[first_split] = sums
+    return improvement
 
 
 def _offsets(lengths):
@@ -414,7 +405,6 @@ def pack_structures(structures):
     }
     if kinds == {"engine"}:
         meta = _pack_engine(structures, arrays)
-        _improvement_per_feature(arrays)
         _threshold_dictionary(arrays, structures[0].n_features)
     else:
         meta = _pack_linear(structures, arrays)
@@ -424,7 +414,12 @@ def pack_structures(structures):
 def _pack_engine(structures, arrays):
     for name in RULE_FIELDS:
         arrays["rule_" + name] = np.concatenate(
-            [getattr(s.rules, name) for s in structures]
+            [
+                _improvement_per_feature(s)
+                if name == "improvement"
+                else getattr(s.rules, name)
+                for s in structures
+            ]
         )
     arrays["rule_offsets"] = _offsets([s.rules.n_nodes for s in structures])
     arrays["category_set_offsets"] = _offsets(
