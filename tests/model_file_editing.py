@@ -37,3 +37,24 @@ def rewrite_description(path, edit):
     edit(description)
     members["model.json"] = json.dumps(description).encode()
     write_sealed(path, members)
+
+
+def full_rule_form(arrays):
+    """The arrays of an engine model file with its rules stored whole.
+
+    Files store the engine rules by their layout (one split bit per node, the
+    fields at the nodes that use them); files written before that, or with
+    rules laid out otherwise, hold the children, the rule ranges and every
+    field at every node. Both load; the tampering tests of the whole form use
+    this.
+    """
+    import numpy as np
+
+    from treerank.model_io._structures import _expand_rule_nodes, narrow
+
+    trees = (
+        arrays["node_offsets"].astype(np.int64),
+        arrays["children_left"].astype(np.int64),
+    )
+    full = _expand_rule_nodes(arrays, trees, arrays["rule_offsets"].astype(np.int64))
+    return {name: narrow(array) for name, array in full.items()}

@@ -27,6 +27,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from model_file_editing import full_rule_form
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
@@ -381,6 +382,10 @@ def sources(tmp_path_factory):
         description, arrays = read_archive(path)
         check = X_check if name != "linear" else np.nan_to_num(X_check)
         result[name] = (description, arrays, check, model.decision_function(check))
+    # the tree with its rules stored whole (older files, rules laid out
+    # otherwise): the canonical fields at every node are checked
+    description, arrays, check, reference = result["tree"]
+    result["tree_full"] = (description, full_rule_form(arrays), check, reference)
     return result
 
 
@@ -577,6 +582,8 @@ FREE = re.compile(
     r"value:(rule_threshold|rule_threshold_index|rule_threshold_values|"
     r"rule_feature|rule_missing_left|rule_left_leaf|"
     r"rule_improvement|rule_coef|rule_intercept|rule_flip|rule_features|cells|"
+    r"rule_split_bits|rule_missing_left_bits|rule_missing_seen_bits|"
+    r"rule_left_leaf_bits|"
     r"cell_corners|"
     r"consensus|cell_weights|calibration_levels|calibration_proba|midranks|"
     r"estimators_samples|oob_decision_function)"

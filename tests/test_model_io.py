@@ -20,6 +20,7 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from model_file_editing import full_rule_form
 from sklearn.linear_model import LogisticRegression, RidgeClassifierCV
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.svm import LinearSVC
@@ -28,6 +29,7 @@ from sklearn.utils import get_tags
 from treerank import ClassifierLeafRank, LeafRank, RankingForest, TreeRank
 from treerank.base import MonotoneCalibration
 from treerank.datasets import GaussianMeanShift, make_nested_squares
+from treerank.engine import rule_children
 from treerank.exceptions import ModelFileError
 from treerank.model_io import _api, _structures, load_model, save_model
 from treerank.model_io._archive import read_archive, write_archive
@@ -408,9 +410,8 @@ def test_rules_are_stored_per_feature_and_explain_identically(tmp_path):
     _, arrays = read_archive(tmp_path / "f.trk")
     assert "rule_threshold" not in arrays
     assert arrays["rule_threshold_index"].dtype == np.uint8
-    improvement = arrays["rule_improvement"]
-    split = arrays["rule_child_left"] != -1
-    assert np.count_nonzero(improvement) < 0.7 * np.count_nonzero(split)
+    improvement = arrays["rule_improvement"]  # at the splits only
+    assert np.count_nonzero(improvement) < 0.7 * improvement.shape[0]
     loaded = load_model(tmp_path / "f.trk")
     np.testing.assert_array_equal(
         loaded.feature_importances_, forest.feature_importances_
@@ -425,25 +426,122 @@ def test_rules_are_stored_per_feature_and_explain_identically(tmp_path):
                 )
 
 
+def _rules_equal(a, b):
+    for name in (
+        "feature",
+        "threshold",
+        "missing_left",
+        "child_left",
+        "child_right",
+        "left_leaf",
+        "missing_seen",
+        "category",
+    ):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), name)
+
+
+@pytest.mark.parametrize("layout", ["dense", "missing", "categorical"])
+def test_rules_are_stored_by_their_layout(tmp_path, layout):
+    """One split bit per rule node: no children, no rule ranges, no field at
+    a node that does not use it; read back to the same rules, bit for bit."""
+    X, y = GaussianMeanShift(n_features=4).sample(1500, random_state=0)
+    params = {}
+    if layout == "missing":
+        X[::7, 1] = np.nan
+    elif layout == "categorical":
+        X[:, 2] = np.floor(np.abs(X[:, 2]) * 3) % 5
+        params["categorical_features"] = [2]
+    forest = RankingForest(n_estimators=5, random_state=0, **params).fit(X, y)
+    save_model(forest, tmp_path / "f.trk")
+    _, arrays = read_archive(tmp_path / "f.trk")
+    assert "rule_split_bits" in arrays
+    assert not {
+        "rule_child_left",
+        "rule_child_right",
+        "rule_start",
+        "rule_stop",
+        "rule_left_leaf",
+        "rule_missing_left",
+    } & set(arrays)
+    n_splits = sum(int(np.sum(t.tree_.rules.feature >= 0)) for t in forest.estimators_)
+    assert arrays["rule_feature"].shape == (n_splits,)
+    assert arrays["rule_missing_left_bits"].shape == ((n_splits + 7) // 8,)
+    loaded = load_model(tmp_path / "f.trk")
+    for a, b in zip(loaded.estimators_, forest.estimators_):
+        _rules_equal(a.tree_.rules, b.tree_.rules)
+        np.testing.assert_array_equal(a.tree_.rule_start, b.tree_.rule_start)
+        np.testing.assert_array_equal(a.tree_.rule_stop, b.tree_.rule_stop)
+    _same_predictions(forest, loaded, X)
+
+
+def _breadth_first(rules, start, stop):
+    """The rule at start:stop renumbered breadth first (a valid rule laid out
+    otherwise than the engine grows it), or None if both layouts agree."""
+    left, right = rules.child_left[start:stop], rules.child_right[start:stop]
+    order, k = [0], 0
+    while k < len(order):
+        if left[order[k]] >= 0:
+            order += [left[order[k]], right[order[k]]]
+        k += 1
+    if order == list(range(stop - start)):
+        return None
+    new = np.empty(stop - start, dtype=np.int64)
+    new[order] = np.arange(stop - start)
+    fields = {}
+    for name in ("feature", "threshold", "missing_left", "left_leaf", "improvement"):
+        fields[name] = getattr(rules, name)[start:stop][order]
+    fields["missing_seen"] = rules.missing_seen[start:stop][order]
+    fields["child_left"] = np.where(left[order] >= 0, new[left[order]], -1)
+    fields["child_right"] = np.where(right[order] >= 0, new[right[order]], -1)
+    return fields
+
+
+def test_rules_laid_out_otherwise_are_stored_whole(tmp_path):
+    """A rule numbered breadth first (never by the engine, but a valid rule)
+    is stored with its children, and loads to the same rules and scores."""
+    X, y = GaussianMeanShift(n_features=4).sample(1500, random_state=0)
+    tree = TreeRank(random_state=0).fit(X, y)
+    structure, rules = tree.tree_, tree.tree_.rules
+    for start, stop in zip(structure.rule_start, structure.rule_stop):
+        fields = _breadth_first(rules, start, stop) if start >= 0 else None
+        if fields is not None:
+            break
+    assert fields is not None, "every rule is the same in both layouts"
+    for name, values in fields.items():
+        getattr(rules, name)[start:stop] = values
+    expected = tree.decision_function(X)
+    save_model(tree, tmp_path / "t.trk")
+    _, arrays = read_archive(tmp_path / "t.trk")
+    assert "rule_child_left" in arrays and "rule_split_bits" not in arrays
+    loaded = load_model(tmp_path / "t.trk")
+    _rules_equal(loaded.tree_.rules, rules)
+    np.testing.assert_array_equal(loaded.decision_function(X), expected)
+
+
 @pytest.mark.slow
-def test_default_forest_file_at_200000_rows_is_5x_smaller_than_before(tmp_path):
+@pytest.mark.parametrize(
+    ("n_features", "bytes_before"), [(2, 11_893_138), (10, 31_476_027)]
+)
+def test_default_forest_file_at_200000_rows_is_5x_smaller_than_before(
+    tmp_path, n_features, bytes_before
+):
     """The acceptance case of issue 15: a default RankingForest(100) on
-    200,000 rows of 10 features (every row its own cell). Before the lean
-    format its file took 31,476,027 bytes (benchmarks/bench_model_size.py)."""
+    200,000 rows of 2 features (61,792 cells) and of 10 (every row its own
+    cell). The sizes before the lean format: benchmarks/bench_model_size.py."""
     from treerank.datasets import make_gaussian_mean_shift
 
-    X, y = make_gaussian_mean_shift(200_000, n_features=10, random_state=0)
+    X, y = make_gaussian_mean_shift(200_000, n_features=n_features, random_state=0)
     forest = RankingForest(n_estimators=100, random_state=0).fit(X, y)
     save_model(forest, tmp_path / "f.trk")
-    assert (tmp_path / "f.trk").stat().st_size * 5 <= 31_476_027
+    assert (tmp_path / "f.trk").stat().st_size * 5 <= bytes_before
     _, arrays = read_archive(tmp_path / "f.trk")
     assert not {"estimators_samples", "oob_decision_function"} & set(arrays)
-    # only the cells (here one per row) have an entry per row: their points
-    # (a byte per feature) and masses
+    # only the cells (with ten features, one per row) may have an entry per
+    # row: their points (a byte per feature) and masses
     per_row = {name for name, array in arrays.items() if 200_000 in array.shape}
     assert per_row <= {"cell_corners", "cell_weights"}, per_row
-    assert arrays["cell_corners"].shape == (forest.n_cells_, 10)
-    X_new, _ = make_gaussian_mean_shift(20_000, n_features=10, random_state=1)
+    assert arrays["cell_corners"].shape == (forest.n_cells_, n_features)
+    X_new, _ = make_gaussian_mean_shift(20_000, n_features=n_features, random_state=1)
     _same_predictions(forest, load_model(tmp_path / "f.trk"), X_new)
 
 
@@ -649,6 +747,11 @@ def files(tmp_path_factory, data):
     for name, model in models.items():
         paths[name] = directory / f"{name}.trk"
         save_model(model.fit(X, y), paths[name])
+    # the tree with its rules stored whole (as in files written before the
+    # rules were stored by their layout, or with rules laid out otherwise)
+    description, arrays = read_archive(paths["tree"])
+    paths["tree_full"] = directory / "tree_full.trk"
+    write_archive(paths["tree_full"], description, full_rule_form(arrays))
     paths["training"] = directory / "training.trk"
     save_model(models["median"], paths["training"], include_training_data=True)
     # the same forest with its cells stored as leaf tuples (as when it has no
@@ -744,6 +847,29 @@ def _swap_rule_root_children(description, arrays):
     right = arrays["rule_child_right"].astype(np.int64)
     left[root], right[root] = right[root], left[root]
     arrays["rule_child_left"], arrays["rule_child_right"] = left, right
+
+
+def _set_padding_bit(array, arrays):
+    n_nodes = int(arrays["rule_offsets"][-1])
+    assert n_nodes % 8, "no padding bit to set"
+    array[-1] |= 1 << (n_nodes % 8)
+    return array.astype(np.uint8)
+
+
+def _split_the_last_rule_node(array, arrays):
+    n_nodes = int(arrays["rule_offsets"][-1])
+    array[(n_nodes - 1) // 8] |= 1 << ((n_nodes - 1) % 8)
+    return array.astype(np.uint8)
+
+
+def _merge_the_first_two_rules(array, arrays):
+    """Make the first rule's last leaf a split: it takes the next rule's first
+    nodes as children, so the flags describe fewer rules than internal nodes."""
+    bits = np.unpackbits(array.astype(np.uint8), bitorder="little")
+    n_nodes = int(arrays["rule_offsets"][-1])
+    _, _, rule_sizes = rule_children(bits[:n_nodes].astype(bool))
+    bits[rule_sizes[0] - 1] = 1
+    return np.packbits(bits, bitorder="little")
 
 
 def _all_left(array, arrays):
@@ -948,22 +1074,22 @@ TAMPERING = {
         "left child is not better",
     ),
     "NaN threshold": (
-        "tree",
+        "tree_full",
         _array("rule_threshold_values", lambda x, a: x.__setitem__(0, np.nan)),
         "rule_threshold holds values that are not finite or \\+inf",
     ),
     "minus infinity threshold": (
-        "tree",
+        "tree_full",
         _array("rule_threshold_values", lambda x, a: x.__setitem__(0, -np.inf)),
         "rule_threshold holds values that are not finite or \\+inf",
     ),
     "threshold at an inner leaf": (
-        "tree",
+        "tree_full",
         _array("rule_threshold_index", lambda x, a: x.__setitem__(_rule_leaf(a), 1)),
         "rule_threshold must be 0.0 at inner leaves",
     ),
     "threshold index past its feature": (
-        "tree",
+        "tree_full",
         _array(
             "rule_threshold_index",
             lambda x, a: x.__setitem__(
@@ -983,34 +1109,34 @@ TAMPERING = {
         "both rule_threshold and rule_threshold_values",
     ),
     "feature at an inner leaf": (
-        "tree",
+        "tree_full",
         _array("rule_feature", lambda x, a: x.__setitem__(_rule_leaf(a), 0)),
         "rule_feature must be -1 at inner leaves",
     ),
     "feature out of range": (
-        "tree",
+        "tree_full",
         _array("rule_feature", lambda x, a: x.__setitem__(_first_rule_split(a), 4)),
         r"feature index out of range \[0, 4\)",
     ),
     "left leaf at a split": (
-        "tree",
+        "tree_full",
         _array(
             "rule_left_leaf", lambda x, a: x.__setitem__(_first_rule_split(a), True)
         ),
         "rule_left_leaf must be False at splits",
     ),
     "rule all left": (
-        "tree",
+        "tree_full",
         _array("rule_left_leaf", _all_left),
         "inner leaves on both sides",
     ),
     "rule children not siblings": (
-        "tree",
+        "tree_full",
         _swap_rule_root_children,
         "the children of a split must be consecutive",
     ),
     "rule leaf as root": (
-        "tree",
+        "tree_full",
         lambda d, a: [
             a.__setitem__(name, np.where(np.arange(len(a[name])) == 0, -1, a[name]))
             for name in ("rule_child_left", "rule_child_right", "rule_feature")
@@ -1018,12 +1144,12 @@ TAMPERING = {
         "rule: every node but the root must have exactly one parent",
     ),
     "rule ranges overlap": (
-        "tree",
+        "tree_full",
         _array("rule_start", lambda x, a: x.__setitem__(1, x[1] - 1)),
         "tile the rule arrays",
     ),
     "rule range at a leaf": (
-        "tree",
+        "tree_full",
         _array(
             "rule_stop",
             lambda x, a: x.__setitem__(
@@ -1033,12 +1159,12 @@ TAMPERING = {
         "-1 at the leaves",
     ),
     "rule offsets": (
-        "tree",
+        "tree_full",
         _array("rule_offsets", lambda x, a: x.__setitem__(-1, x[-1] - 1)),
         "rule_offsets does not partition",
     ),
     "rule arrays of different lengths": (
-        "tree",
+        "tree_full",
         _array("rule_improvement", lambda x, a: x[:-1]),
         "rule_improvement has",
     ),
@@ -1046,6 +1172,47 @@ TAMPERING = {
         "tree",
         _array("n_cuts", lambda x, a: x + 1),
         r"n_cuts must be 2\*\*max_depth - 1",
+    ),
+    # -- engine rules stored by their layout (split bits)
+    "split bits past the rule nodes": (
+        "tree",
+        _array("rule_split_bits", _set_padding_bit),
+        "rule_split_bits has bits set past its",
+    ),
+    "split bits of a missing node": (
+        "tree",
+        _array("rule_split_bits", lambda x, a: x[:-1].astype(np.uint8)),
+        "rule_split_bits has shape",
+    ),
+    "split bits end inside a rule": (
+        "tree",
+        _array("rule_split_bits", _split_the_last_rule_node),
+        "the split flags end inside a rule",
+    ),
+    "split bits for another number of rules": (
+        "tree",
+        _array("rule_split_bits", _merge_the_first_two_rules),
+        r"describes \d+ rules for \d+ internal nodes|end inside a rule",
+    ),
+    "split field of another length": (
+        "tree",
+        _array("rule_improvement", lambda x, a: x[:-1]),
+        "rule_improvement has shape",
+    ),
+    "compact feature out of range": (
+        "tree",
+        _array("rule_feature", lambda x, a: x.__setitem__(0, 4)),
+        r"feature index out of range \[0, 4\)",
+    ),
+    "leaf side bits all left": (
+        "tree",
+        _array("rule_left_leaf_bits", lambda x, a: np.full(x.shape, 255, np.uint8)),
+        "bits set past|inner leaves on both sides",
+    ),
+    "children stored with split bits": (
+        "tree",
+        lambda d, a: a.update(rule_child_left=np.zeros(3, dtype=np.int32)),
+        "the file holds both rule_child_left and rule_split_bits",
     ),
     "rule deeper than the LeafRank": (
         "tree",

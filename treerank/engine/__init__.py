@@ -22,6 +22,9 @@ and the forest (:class:`~treerank.RankingForest`) call this small interface:
    forest's common subpartition a point inside it (a code per feature on the
    grid of the forest's thresholds, :func:`threshold_grids`);
    :func:`corner_values` turns codes back into values that route to the cell.
+5. **Rule layout.** :func:`rule_children` rebuilds the children of the rules'
+   inner nodes from one split flag per node (the order in which the engine
+   numbers them), which is all a model file needs to store.
 
 The kernels are compiled by numba (``cache=True``: compiled once per
 installation; ``nogil=True``: trees grow in threads). Their growth parameters
@@ -39,6 +42,7 @@ from treerank.engine._cell_corners import (
 )
 from treerank.engine._grow import GrownTree, GrowthParams, fit_rule, grow_ranking_tree
 from treerank.engine._routing import Router, compile_graph, route_binned
+from treerank.engine._rule_layout import rule_children
 from treerank.engine._split_rules import (
     SplitRules,
     category_codes,
@@ -66,6 +70,7 @@ __all__ = [
     "fit_rule",
     "grow_ranking_tree",
     "route_binned",
+    "rule_children",
     "rule_feature_importances",
     "rule_improvements_per_feature",
     "threshold_grids",

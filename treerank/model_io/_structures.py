@@ -6,12 +6,16 @@ hundreds of trees is a handful of archive members, and unpacked into structures
 that predict exactly as the saved ones: trees grown by the engine keep their flat
 rule arrays (:class:`~treerank.engine.SplitRules`, one table of fields,
 :data:`RULE_FIELDS`); linear rules are rebuilt as
-:class:`~treerank.tree.FrozenLinearLeafRank`. Two engine fields are written
+:class:`~treerank.tree.FrozenLinearLeafRank`. The engine rules are written
 compactly and read back exactly: ``threshold`` as each node's index among the
-distinct thresholds of its feature (:data:`THRESHOLD_DICTIONARY`), and
+distinct thresholds of its feature (:data:`THRESHOLD_DICTIONARY`);
 ``improvement`` as each rule's sum per feature, on the rule's first split of
 that feature (0 on its other splits): what feature importances use, to the
-last bit.
+last bit; and the rules by their layout (:data:`RULE_SPLIT_BITS`): one bit per
+node telling whether it splits gives the children and the rule ranges of the
+master nodes (:func:`~treerank.engine.rule_children`), and each field is stored
+only at the nodes that use it. Rules laid out otherwise (never by the engine)
+are written whole, as files written before the compact layout are; both load.
 
 Unpacking treats the arrays as hostile (a file whose digests were recomputed
 after an edit) and checks, vectorized over all the trees at once, everything
@@ -47,7 +51,11 @@ from typing import NamedTuple
 import numpy as np
 from sklearn import linear_model, svm
 
-from treerank.engine import SplitRules, rule_improvements_per_feature
+from treerank.engine import (
+    SplitRules,
+    rule_children,
+    rule_improvements_per_feature,
+)
 from treerank.model_io._archive import check_array
 from treerank.tree._frozen import FrozenLinearLeafRank
 from treerank.tree._leafrank import ClassifierLeafRank
@@ -241,6 +249,8 @@ def structure_array_names(meta, present=()):
         names = {*_TREE_ARRAYS, *_ENGINE_ARRAYS, *("rule_" + n for n in RULE_FIELDS)}
         if THRESHOLD_DICTIONARY[1] in present:
             names = (names - {"rule_threshold"}) | set(THRESHOLD_DICTIONARY)
+        if RULE_SPLIT_BITS in present:
+            names = _compact_array_names(names)
         return names
     return {*_TREE_ARRAYS, *_LINEAR_ARRAYS}
 
@@ -281,13 +291,19 @@ def _threshold_dictionary(arrays, n_features):
     arrays[THRESHOLD_DICTIONARY[2]] = offsets.astype(np.int64)
 
 
+def _check_one_threshold_form(arrays):
+    if "rule_threshold" in arrays and THRESHOLD_DICTIONARY[1] in arrays:
+        raise ValueError(
+            f"the file holds both rule_threshold and {THRESHOLD_DICTIONARY[1]}"
+        )
+
+
 def _thresholds_from_dictionary(arrays, n_features):
     """The ``rule_threshold`` array of a file (stored whole or per feature)."""
     index_name, values_name, offsets_name = THRESHOLD_DICTIONARY
+    _check_one_threshold_form(arrays)
     if values_name not in arrays:
         return arrays
-    if "rule_threshold" in arrays:
-        raise ValueError(f"the file holds both rule_threshold and {values_name}")
     feature = check_array(arrays, "rule_feature", kinds="iu", dtype=np.int64)
     index = check_array(
         arrays, index_name, kinds="iu", shape=feature.shape, dtype=np.int64
@@ -321,6 +337,174 @@ def _thresholds_from_dictionary(arrays, n_features):
     threshold = np.where(index == 0, 0.0, 1.0)
     threshold[inner] = values[offsets[feature[inner]] + index[inner]]
     return {**arrays, "rule_threshold": threshold}
+
+
+#: The engine rules stored by their layout (:func:`~treerank.engine.rule_children`):
+#: one bit per inner node telling whether it splits replaces the children and
+#: the rule ranges (``rule_start``, ``rule_stop``) of the master nodes, which
+#: follow from it; the fields a split uses are stored at the splits only, the
+#: side of the inner leaves at the leaves only, and the flags as bits (the
+#: fields' values elsewhere are the canonical ones of :data:`RULE_FIELDS`).
+RULE_SPLIT_BITS = "rule_split_bits"
+_AT_SPLITS = ("feature", "threshold", "threshold_index", "improvement", "category")
+_BITS = {"missing_left": "splits", "missing_seen": "splits", "left_leaf": "leaves"}
+_DERIVED = ("rule_child_left", "rule_child_right", "rule_start", "rule_stop")
+
+
+def _compact_array_names(names):
+    """The names of the arrays of an engine file once its rules are compacted."""
+    return (names - set(_DERIVED) - {"rule_" + n for n in _BITS}) | {
+        RULE_SPLIT_BITS,
+        *(f"rule_{n}_bits" for n in _BITS),
+    }
+
+
+def _rule_ranges(rule_sizes, tree_split, tree_owner, rule_offsets):
+    """``rule_start`` and ``rule_stop`` of the master nodes, from the rules' sizes.
+
+    The rules of a forest's internal nodes follow one another in node order,
+    each tree's from the tree's own ``rule_offsets`` entry.
+    """
+    n_splits = int(np.count_nonzero(tree_split))
+    if rule_sizes.shape[0] != n_splits:
+        raise ValueError(
+            f"the array {RULE_SPLIT_BITS} describes {rule_sizes.shape[0]} rules "
+            f"for {n_splits} internal nodes"
+        )
+    first = np.cumsum(rule_sizes) - rule_sizes
+    local = first - rule_offsets[tree_owner[tree_split]]
+    start = np.full(tree_split.shape[0], -1, dtype=np.int64)
+    stop = np.full(tree_split.shape[0], -1, dtype=np.int64)
+    start[tree_split] = local
+    stop[tree_split] = local + rule_sizes
+    return start, stop
+
+
+def _compact_rule_nodes(arrays):
+    """Store the engine rules by their layout (:data:`RULE_SPLIT_BITS`).
+
+    Left as they are when the rules are not laid out as the engine grows them
+    or hold non-canonical values where a field is unused (never for fitted
+    trees): the loader reads both forms.
+    """
+    split = arrays["rule_child_left"] >= 0
+    child_left, child_right, sizes = rule_children(split)
+    if not (
+        np.array_equal(child_left, arrays["rule_child_left"])
+        and np.array_equal(child_right, arrays["rule_child_right"])
+    ):
+        return
+    offsets = arrays["node_offsets"]
+    tree_split = arrays["children_left"] >= 0
+    tree_owner = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
+    try:
+        start, stop = _rule_ranges(
+            sizes, tree_split, tree_owner, arrays["rule_offsets"]
+        )
+    except ValueError:
+        return
+    if not (
+        np.array_equal(start, arrays["rule_start"])
+        and np.array_equal(stop, arrays["rule_stop"])
+    ):
+        return
+    for name, field in RULE_FIELDS.items():
+        values = arrays.get("rule_" + name)
+        if values is None:  # the thresholds, stored as a dictionary
+            values = arrays[THRESHOLD_DICTIONARY[0]]
+            field = field._replace(at_leaves=0)
+        for mask, value in ((~split, field.at_leaves), (split, field.at_splits)):
+            if value is not None and np.any(values[mask] != value):
+                return
+    for name in _DERIVED:
+        del arrays[name]
+    for name in _AT_SPLITS:
+        if "rule_" + name in arrays:
+            arrays["rule_" + name] = arrays["rule_" + name][split]
+    for name, where in _BITS.items():
+        values = arrays.pop("rule_" + name)
+        kept = values[split] if where == "splits" else values[~split]
+        arrays[f"rule_{name}_bits"] = np.packbits(kept, bitorder="little")
+    arrays[RULE_SPLIT_BITS] = np.packbits(split, bitorder="little")
+
+
+def _unpack_bits(arrays, name, count):
+    """``count`` flags stored as bits (little bit order, zero padding)."""
+    packed = check_array(
+        arrays,
+        name,
+        kinds="iu",
+        shape=((count + 7) // 8,),
+        bounds=(0, 255),
+        dtype=np.uint8,
+    )
+    bits = np.unpackbits(packed, bitorder="little")
+    if np.any(bits[count:]):
+        raise ValueError(f"the array {name} has bits set past its {count} entries")
+    return bits[:count].astype(bool)
+
+
+def _expand_rule_nodes(arrays, trees, rule_offsets):
+    """The engine rule arrays of a file, in full (stored compact or not).
+
+    Parameters
+    ----------
+    arrays : dict of str to ndarray
+        The file's arrays.
+    trees : tuple
+        ``(node_offsets, children_left, ...)`` of the master trees, checked.
+    rule_offsets : ndarray of int64
+        Each tree's first rule node, checked to partition the rule nodes.
+
+    Returns
+    -------
+    arrays : dict of str to ndarray
+        With the children, the rule ranges and every field at every node (the
+        canonical values where a field is unused); the checks of the full form
+        follow.
+    """
+    if RULE_SPLIT_BITS not in arrays:
+        return arrays
+    _check_one_threshold_form(arrays)
+    whole = (*_DERIVED, *("rule_" + name for name in _BITS))
+    stored = [name for name in whole if name in arrays]
+    if stored:
+        raise ValueError(f"the file holds both {stored[0]} and {RULE_SPLIT_BITS}")
+    n_nodes = int(rule_offsets[-1])
+    split = _unpack_bits(arrays, RULE_SPLIT_BITS, n_nodes)
+    n_splits = int(np.count_nonzero(split))
+    child_left, child_right, sizes = rule_children(split)
+    node_offsets, tree_left = trees[0], trees[1]
+    tree_owner = np.repeat(np.arange(node_offsets.shape[0] - 1), np.diff(node_offsets))
+    start, stop = _rule_ranges(sizes, tree_left >= 0, tree_owner, rule_offsets)
+    full = {
+        **arrays,
+        "rule_child_left": child_left,
+        "rule_child_right": child_right,
+        "rule_start": start,
+        "rule_stop": stop,
+    }
+    for name in _AT_SPLITS:
+        if "rule_" + name not in arrays:
+            continue
+        field = RULE_FIELDS.get(name) or RuleField(np.int64, "iu", 0, None, None)
+        dtype = np.float64 if "f" in field.kinds else np.int64
+        values = check_array(
+            arrays, "rule_" + name, kinds=field.kinds, shape=(n_splits,), dtype=dtype
+        )
+        out = np.full(n_nodes, field.at_leaves, dtype=dtype)
+        out[split] = values
+        full["rule_" + name] = out
+    for name, where in _BITS.items():
+        bits = f"rule_{name}_bits"
+        count = n_splits if where == "splits" else n_nodes - n_splits
+        values = _unpack_bits(arrays, bits, count)
+        out = np.zeros(n_nodes, dtype=bool)
+        out[split if where == "splits" else ~split] = values
+        full["rule_" + name] = out
+        del full[bits]
+    del full[RULE_SPLIT_BITS]
+    return full
 
 
 def _improvement_per_feature(structure):
@@ -406,6 +590,7 @@ def pack_structures(structures):
     if kinds == {"engine"}:
         meta = _pack_engine(structures, arrays)
         _threshold_dictionary(arrays, structures[0].n_features)
+        _compact_rule_nodes(arrays)
     else:
         meta = _pack_linear(structures, arrays)
     return meta, {name: narrow(array) for name, array in arrays.items()}
@@ -704,8 +889,14 @@ def unpack_structures(meta, arrays, expect):
 
 def _unpack_engine(arrays, trees, split, owner, expect):
     node_offsets, left, right, n_pos, n_neg = trees
-    arrays = _thresholds_from_dictionary(arrays, expect.n_features)
     n_trees = node_offsets.shape[0] - 1
+    rule_offsets = check_array(
+        arrays, "rule_offsets", kinds="iu", shape=(n_trees + 1,), dtype=np.int64
+    )
+    if rule_offsets[0] != 0 or np.any(np.diff(rule_offsets) < 0):
+        raise ValueError("the array rule_offsets does not partition the rules")
+    arrays = _expand_rule_nodes(arrays, trees, rule_offsets)
+    arrays = _thresholds_from_dictionary(arrays, expect.n_features)
     fields = {}
     for name, field in RULE_FIELDS.items():
         fields[name] = check_array(
@@ -719,14 +910,7 @@ def _unpack_engine(arrays, trees, split, owner, expect):
                 f"the array rule_{name} has {array.shape[0]} entries for "
                 f"{n_rule_nodes} rule nodes"
             )
-    rule_offsets = check_array(
-        arrays, "rule_offsets", kinds="iu", shape=(n_trees + 1,), dtype=np.int64
-    )
-    if (
-        rule_offsets[0] != 0
-        or rule_offsets[-1] != n_rule_nodes
-        or np.any(np.diff(rule_offsets) < 0)
-    ):
+    if rule_offsets[-1] != n_rule_nodes:
         raise ValueError("the array rule_offsets does not partition the rules")
     n_cuts = check_array(arrays, "n_cuts", kinds="iu", shape=(n_trees,))
     if np.any(n_cuts != 2**expect.rule_max_depth - 1):
