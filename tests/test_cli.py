@@ -288,3 +288,15 @@ def test_fit_score_export_graded_target(tmp_path, capsys, model):
     # a graded TreeRank is exported threshold tree by threshold tree
     status, text, _ = _run(["export", out, "--format", "text", "--tree", "1"], capsys)
     assert status == 0 and "leaf 0" in text
+    # what each tree of a graded forest learns
+    fit = ["fit", path, "--target", "grade", "--model", model, *options]
+    out = tmp_path / "thresholds.trk"
+    status, _, err = _run([*fit, "--multipartite", "thresholds", "--out", out], capsys)
+    if model == "tree":
+        assert status == 2 and "--multipartite applies to --model forest" in err
+        return
+    assert status == 0, err
+    fitted = load_model(out)
+    assert fitted.multipartite == "thresholds"
+    # tree b learns "grade >= g" for the grades 3, 5 in turn
+    np.testing.assert_array_equal(fitted.tree_thresholds_, [3, 5, 3, 5, 3, 5])

@@ -216,6 +216,14 @@ def _add_model_options(parser):
         help="how a forest aggregates its trees' rankings",
     )
     parser.add_argument(
+        "--multipartite",
+        choices=["stacked", "thresholds"],
+        default=None,
+        help="with more than two grades, what each tree of a forest learns: "
+        "'stacked' (default: every grade threshold at once, rows weighted by "
+        "their grade) or 'thresholds' (one grade threshold per tree, in turn)",
+    )
+    parser.add_argument(
         "--n-jobs",
         type=int,
         default=None,

@@ -77,6 +77,8 @@ def _build_model(args):
         "min_samples_split": args.min_samples_split,
     }
     if args.model == "tree":
+        if args.multipartite is not None:
+            raise _usage_error("--multipartite applies to --model forest only.")
         return TreeRank(
             **growth,
             pruning=None if args.pruning == "none" else args.pruning,
@@ -88,6 +90,7 @@ def _build_model(args):
         **growth,
         n_estimators=args.n_estimators,
         aggregation=args.aggregation,
+        multipartite=args.multipartite or "stacked",
         n_jobs=args.n_jobs,
         random_state=args.random_state,
         verbose=1,
