@@ -50,11 +50,10 @@ def full_rule_form(arrays):
     """
     import numpy as np
 
-    from treerank.model_io._structures import _expand_rule_nodes, narrow
+    from treerank.model_io._structures import _expand_rule_nodes, _segments, narrow
 
-    trees = (
-        arrays["node_offsets"].astype(np.int64),
-        arrays["children_left"].astype(np.int64),
-    )
-    full = _expand_rule_nodes(arrays, trees, arrays["rule_offsets"].astype(np.int64))
+    owner = _segments(arrays["node_offsets"].astype(np.int64))[0]
+    split = arrays["children_left"] >= 0
+    offsets = arrays["rule_offsets"].astype(np.int64)
+    full = _expand_rule_nodes(arrays, split, owner, offsets)
     return {name: narrow(array) for name, array in full.items()}

@@ -394,9 +394,8 @@ def _compact_rule_nodes(arrays):
         and np.array_equal(child_right, arrays["rule_child_right"])
     ):
         return
-    offsets = arrays["node_offsets"]
     tree_split = arrays["children_left"] >= 0
-    tree_owner = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
+    tree_owner = _segments(arrays["node_offsets"])[0]
     try:
         start, stop = _rule_ranges(
             sizes, tree_split, tree_owner, arrays["rule_offsets"]
@@ -444,15 +443,15 @@ def _unpack_bits(arrays, name, count):
     return bits[:count].astype(bool)
 
 
-def _expand_rule_nodes(arrays, trees, rule_offsets):
+def _expand_rule_nodes(arrays, tree_split, tree_owner, rule_offsets):
     """The engine rule arrays of a file, in full (stored compact or not).
 
     Parameters
     ----------
     arrays : dict of str to ndarray
         The file's arrays.
-    trees : tuple
-        ``(node_offsets, children_left, ...)`` of the master trees, checked.
+    tree_split, tree_owner : ndarray of shape (n_master_nodes,)
+        Which master nodes split, and the tree of each (checked).
     rule_offsets : ndarray of int64
         Each tree's first rule node, checked to partition the rule nodes.
 
@@ -474,9 +473,7 @@ def _expand_rule_nodes(arrays, trees, rule_offsets):
     split = _unpack_bits(arrays, RULE_SPLIT_BITS, n_nodes)
     n_splits = int(np.count_nonzero(split))
     child_left, child_right, sizes = rule_children(split)
-    node_offsets, tree_left = trees[0], trees[1]
-    tree_owner = np.repeat(np.arange(node_offsets.shape[0] - 1), np.diff(node_offsets))
-    start, stop = _rule_ranges(sizes, tree_left >= 0, tree_owner, rule_offsets)
+    start, stop = _rule_ranges(sizes, tree_split, tree_owner, rule_offsets)
     full = {
         **arrays,
         "rule_child_left": child_left,
@@ -895,7 +892,7 @@ def _unpack_engine(arrays, trees, split, owner, expect):
     )
     if rule_offsets[0] != 0 or np.any(np.diff(rule_offsets) < 0):
         raise ValueError("the array rule_offsets does not partition the rules")
-    arrays = _expand_rule_nodes(arrays, trees, rule_offsets)
+    arrays = _expand_rule_nodes(arrays, left >= 0, owner, rule_offsets)
     arrays = _thresholds_from_dictionary(arrays, expect.n_features)
     fields = {}
     for name, field in RULE_FIELDS.items():
