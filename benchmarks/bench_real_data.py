@@ -875,6 +875,7 @@ def write_report(records, wanted, meta, models, path, n_folds):
                 rows,
             )
         )
+        summary += ["", *_field_ranks(table, model_labels)]
         lines[summary_at:summary_at] = [*summary, ""]
     environment = (
         f"Python {platform.python_version()}, numpy {np.__version__}, "
@@ -888,6 +889,51 @@ def write_report(records, wanted, meta, models, path, n_folds):
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(text.rstrip() + "\n")
     print(f"wrote {path}")
+
+
+def field_ranks(table, column, peer_columns):
+    """Mean ranks (1 is best) in the field of the peers and one more model.
+
+    Parameters
+    ----------
+    table : ndarray of shape (n_datasets, n_models)
+        Mean AUC per data set and model.
+    column : int
+        The model added to the peers.
+    peer_columns : list of int
+        The peers' columns.
+
+    Returns
+    -------
+    ranks : ndarray of shape (len(peer_columns) + 1,)
+        The added model's mean rank first, then the peers' in their order.
+    """
+    columns = [column, *peer_columns]
+    ranks = np.array([stats.rankdata(-row) for row in table[:, columns]])
+    return ranks.mean(axis=0)
+
+
+def _field_ranks(table, model_labels):
+    """Report lines: each treerank model ranked against the peers alone."""
+    peers = [m for m in model_labels if m in PEERS]
+    ours = [m for m in model_labels if m not in PEERS]
+    if not peers or not ours:
+        return []
+    peer_columns = [model_labels.index(m) for m in peers]
+    rows = []
+    for m in ours:
+        ranks = field_ranks(table, model_labels.index(m), peer_columns)
+        best = ranks[0] < ranks[1:].min()
+        rows.append([m, f"{ranks[0]:.2f}" + (" (best)" if best else "")])
+        rows[-1] += [f"{r:.2f}" for r in ranks[1:]]
+    return [
+        "Each treerank model against the peers alone (the choice between one "
+        "treerank model and the usual tools, without treerank's other models "
+        "splitting the ranks): mean rank over the same data sets in the field "
+        f"of the {len(peers)} peers and that model (1 is best).",
+        "",
+        markdown_table(["model", "its mean rank", *peers], rows),
+    ]
 
 
 # -- command line --------------------------------------------------------------

@@ -238,3 +238,25 @@ def test_report_tables(tmp_path):
     assert "(9 folds)" in text
     assert "(2 of 3)" in text
     assert "- c, Ours: 9 of 10 folds" in text
+
+
+def test_field_ranks_rank_each_model_against_the_peers_alone():
+    # three data sets, columns: two peers, then two models of ours
+    table = np.array(
+        [
+            [0.80, 0.70, 0.90, 0.85],  # ours_a best, ours_b second
+            [0.80, 0.90, 0.60, 0.95],  # ours_b best, ours_a last
+            [0.70, 0.70, 0.70, 0.50],  # a three-way tie for ours_a
+        ]
+    )
+    ranks = bench.field_ranks(table, 2, [0, 1])
+    # by hand: ours_a ranks 1, 3, 2 (tie of three); peer 0: 2, 2, 2; peer 1: 3, 1, 2
+    np.testing.assert_allclose(ranks, [2.0, 2.0, 2.0])
+    ranks = bench.field_ranks(table, 3, [0, 1])
+    # ours_b ranks 1, 1, 3; peer 0: 2, 3, 1.5; peer 1: 3, 2, 1.5
+    np.testing.assert_allclose(ranks, [5 / 3, 6.5 / 3, 6.5 / 3])
+    # the other model of ours never enters the field
+    assert np.array_equal(
+        bench.field_ranks(table, 2, [0, 1]),
+        bench.field_ranks(np.delete(table, 3, axis=1), 2, [0, 1]),
+    )
