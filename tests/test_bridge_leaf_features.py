@@ -277,3 +277,44 @@ def test_sample_weight_is_passed_to_the_partition_model(data):
     unweighted = clone(tree).fit(X, (y >= 1).astype(int))
     np.testing.assert_array_equal(embedding.estimator_.apply(X), direct.apply(X))
     assert not np.array_equal(direct.apply(X), unweighted.apply(X))
+
+
+def test_missing_sparse_and_categorical_input_reach_the_estimator(data):
+    """X goes to the estimator as it is: NaN, sparse matrices, categories."""
+    pd = pytest.importorskip("pandas")
+    X, y, _ = data
+    y01 = (y >= 1).astype(int)
+    rng = np.random.default_rng(0)
+    forest = RankingForest(n_estimators=3, max_depth=3, random_state=0)
+    # missing values: the same leaves as the forest fitted directly
+    X_nan = X.copy()
+    X_nan[rng.random(X.shape) < 0.2] = np.nan
+    embedding = LeafEmbedding(forest, threshold=1).fit(X_nan, y)
+    direct = clone(forest).fit(X_nan, y01)
+    np.testing.assert_array_equal(
+        embedding.transform(X_nan).toarray(),
+        _dense_oracle(direct.estimators_, X_nan),
+    )
+    # sparse input in any format: the same matrix as the dense input
+    X_sparse = X * (rng.random(X.shape) < 0.5)
+    dense_leaves = LeafEmbedding(forest, threshold=1).fit(X_sparse, y)
+    for to_sparse in (sparse.csr_matrix, sparse.csc_matrix, sparse.coo_array):
+        embedding = LeafEmbedding(forest, threshold=1).fit(to_sparse(X_sparse), y)
+        np.testing.assert_array_equal(
+            embedding.transform(to_sparse(X_sparse)).toarray(),
+            dense_leaves.transform(X_sparse).toarray(),
+        )
+    # a categorical column of a data frame is split on as categories
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+    frame["colour"] = pd.Categorical(rng.choice(["red", "green", "blue"], len(y)))
+    embedding = LeafEmbedding(forest, threshold=1).fit(frame, y)
+    direct = clone(forest).fit(frame, y01)
+    assert direct.n_features_in_ == embedding.n_features_in_ == X.shape[1] + 1
+    np.testing.assert_array_equal(
+        embedding.transform(frame).toarray(), _dense_oracle(direct.estimators_, frame)
+    )
+    np.testing.assert_array_equal(embedding.feature_names_in_, frame.columns)
+    with pytest.raises(ValueError, match="feature names"):
+        embedding.transform(frame[frame.columns[::-1]])
+    with pytest.raises(ValueError, match="features"):
+        LeafEmbedding(forest, threshold=1).fit(X, y).transform(X[:, :-1])

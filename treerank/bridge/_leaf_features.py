@@ -20,6 +20,7 @@ import numpy as np
 import sklearn
 from scipy import sparse
 from sklearn.base import BaseEstimator, TransformerMixin, clone
+from sklearn.utils import get_tags
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
@@ -34,6 +35,30 @@ __all__ = ["LeafEmbedding"]
 # entries, so that the dense (rows x trees) leaf-rank matrix of the estimator
 # is never held for all rows at once
 _CHUNK_ENTRIES = 1 << 21
+
+
+def _check_input(embedding, X, reset):
+    """``X`` checked for its shape and columns, its values left to the estimator.
+
+    The estimator validates the values (missing values, infinities, category
+    dtypes), so they are kept as they are: a data frame is passed unchanged
+    (its column dtypes say which features are categorical), an array keeps its
+    dtype, and a sparse matrix becomes CSR (whose rows slice for the chunks of
+    ``transform``). Complex values and 1-D or 3-D input are refused here, as in
+    scikit-learn.
+    """
+    if hasattr(X, "iloc"):
+        validate_data(embedding, X, reset=reset, skip_check_array=True)
+        return X
+    X = validate_data(
+        embedding,
+        X,
+        reset=reset,
+        dtype=None,
+        accept_sparse=True,
+        ensure_all_finite=False,
+    )
+    return X.tocsr() if sparse.issparse(X) else X
 
 
 def _binary_target(y, threshold):
@@ -130,6 +155,12 @@ class LeafEmbedding(TransformerMixin, BaseEstimator):
     The output type follows scikit-learn's ``sparse_interface`` setting
     (``csr_matrix`` by default, ``csr_array`` with ``"sparray"``).
 
+    ``X`` reaches the estimator with its values as they are, so the embedding
+    takes whatever the estimator takes: missing values (NaN), sparse matrices
+    (never densified whole) and pandas categorical columns (with the
+    estimator's ``categorical_features``). ``transform`` checks that ``X`` has
+    the columns (and names) seen at ``fit``.
+
     Examples
     --------
     >>> from sklearn.pipeline import make_pipeline
@@ -159,6 +190,12 @@ class LeafEmbedding(TransformerMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
+        # the input is the estimator's: the default forest takes NaN and sparse X
+        template = RankingForest() if self.estimator is None else self.estimator
+        inner = get_tags(template).input_tags
+        tags.input_tags.allow_nan = inner.allow_nan
+        tags.input_tags.sparse = inner.sparse
+        tags.input_tags.categorical = inner.categorical
         return tags
 
     def _check_params(self):
@@ -200,7 +237,7 @@ class LeafEmbedding(TransformerMixin, BaseEstimator):
                 "LeafEmbedding requires y to be passed, but the target y is None: "
                 "the partition is fitted on the labels."
             )
-        X = validate_data(self, X, dtype=np.float64)
+        X = _check_input(self, X, reset=True)
         template = (
             RankingForest(aggregation="mean")
             if self.estimator is None
@@ -232,7 +269,7 @@ class LeafEmbedding(TransformerMixin, BaseEstimator):
             the leaf of rank ``r`` of tree ``b``; float64.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = _check_input(self, X, reset=False)
         n_trees = self.n_leaves_.shape[0]
         n_samples = X.shape[0]
         chunk = max(1, _CHUNK_ENTRIES // n_trees)
@@ -240,7 +277,8 @@ class LeafEmbedding(TransformerMixin, BaseEstimator):
         offsets = self.feature_offsets_[:-1].astype(np.int32)
         for start in range(0, n_samples, chunk):
             stop = min(n_samples, start + chunk)
-            ranks = self.estimator_.apply(X[start:stop])
+            rows = X.iloc[start:stop] if hasattr(X, "iloc") else X[start:stop]
+            ranks = self.estimator_.apply(rows)
             ranks = ranks.reshape(stop - start, n_trees)
             np.add(ranks, offsets, out=indices[start:stop], casting="unsafe")
         nnz = n_samples * n_trees
