@@ -40,13 +40,13 @@ def rewrite_description(path, edit):
 
 
 def full_rule_form(arrays):
-    """The arrays of an engine model file with its rules stored whole.
+    """The arrays of an engine (or mixed) model file with its rules stored whole.
 
     Files store the engine rules by their layout (one split bit per node, the
     fields at the nodes that use them); files written before that, or with
     rules laid out otherwise, hold the children, the rule ranges and every
     field at every node. Both load; the tampering tests of the whole form use
-    this.
+    this. In a mixed file, the rules are those of the box rules' nodes.
     """
     import numpy as np
 
@@ -54,6 +54,10 @@ def full_rule_form(arrays):
 
     owner = _segments(arrays["node_offsets"].astype(np.int64))[0]
     split = arrays["children_left"] >= 0
+    if "rule_kinds" in arrays:  # a mixed file: the nodes with a box rule
+        box = np.zeros_like(split)
+        box[np.flatnonzero(split)[arrays["rule_kinds"] == 0]] = True
+        split = box
     offsets = arrays["rule_offsets"].astype(np.int64)
     full = _expand_rule_nodes(arrays, split, owner, offsets)
     return {name: narrow(array) for name, array in full.items()}

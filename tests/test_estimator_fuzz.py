@@ -33,7 +33,14 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
 import treerank
-from treerank import ClassifierLeafRank, LeafRank, RankingForest, TreeRank
+from treerank import (
+    ClassifierLeafRank,
+    LeafRank,
+    LinearLeafRank,
+    MixedLeafRank,
+    RankingForest,
+    TreeRank,
+)
 from treerank.datasets import make_nested_squares
 from treerank.exceptions import ModelFileError
 from treerank.model_io import load_model, save_model
@@ -118,7 +125,7 @@ def _small_leafrank(seed):
     return LeafRank(max_depth=2, min_samples_leaf=1, random_state=seed)
 
 
-def _rankers(seed, extreme_weights):
+def _rankers(seed, extreme_weights, extreme_scale):
     yield TreeRank(
         max_depth=3,
         min_samples_split=4,
@@ -141,6 +148,15 @@ def _rankers(seed, extreme_weights):
         leafrank=ClassifierLeafRank(LogisticRegression()),
         random_state=seed,
     )
+    if not extreme_scale:  # LinearLeafRank's covariances overflow past 1e150
+        yield TreeRank(  # box and linear rules (a flag per node)
+            max_depth=3,
+            min_samples_split=4,
+            leafrank=MixedLeafRank(
+                [_small_leafrank(seed), LinearLeafRank()], random_state=seed
+            ),
+            random_state=seed,
+        )
     for aggregation in ("median", "mean", "borda"):
         yield RankingForest(
             n_estimators=3,
@@ -183,7 +199,9 @@ def test_random_problems_round_trip_through_model_files(tmp_path_factory, proble
     X, y, sample_weight, X_test, seed = problem
     directory = tmp_path_factory.mktemp("fuzz")
     extreme = sample_weight is not None and sample_weight.max() > 1e50
-    for k, estimator in enumerate(_rankers(seed, extreme)):
+    values = np.abs(X[np.isfinite(X)])
+    scale = not values.size or not 1e-100 < values.max() < 1e100
+    for k, estimator in enumerate(_rankers(seed, extreme, scale)):
         model = _fit(estimator, X, y, sample_weight)
         if model is None:
             continue
@@ -373,6 +391,14 @@ def sources(tmp_path_factory):
             leafrank=leafrank,
             random_state=0,
         ),
+        # box and linear rules (a flag per node)
+        "mixed": RankingForest(
+            n_estimators=3,
+            max_depth=3,
+            aggregation="mean",
+            leafrank=MixedLeafRank([leafrank, LinearLeafRank()]),
+            random_state=0,
+        ),
     }
     result = {}
     for name, model in models.items():
@@ -384,8 +410,14 @@ def sources(tmp_path_factory):
         result[name] = (description, arrays, check, model.decision_function(check))
     # the tree with its rules stored whole (older files, rules laid out
     # otherwise): the canonical fields at every node are checked
-    description, arrays, check, reference = result["tree"]
-    result["tree_full"] = (description, full_rule_form(arrays), check, reference)
+    for name in ("tree", "mixed"):
+        description, arrays, check, reference = result[name]
+        result[f"{name}_full"] = (
+            description,
+            full_rule_form(arrays),
+            check,
+            reference,
+        )
     return result
 
 
@@ -408,6 +440,7 @@ STRUCTURAL = {
     "rule_n_cuts",
     "rule_gain",
     "rule_threshold_offsets",
+    "rule_kinds",
     "cell_bucket_sizes",
 }
 # Fields of the engine's rules that are fixed at inner leaves (or at splits).
@@ -503,12 +536,16 @@ def _structural_corruption(description, arrays, rng):
             "n_pos",
             "n_neg",
             "cell_weights",
+            "rule_importance",  # [1, 0, ...] for a rule on one feature
         ):
             name = rng.choice([n for n in candidates if n.startswith("children")])
         arrays[name] = arrays[name].astype(target)
         return f"dtype:{name}"
     if kind == 4:  # an array missing, or one too many
         if rng.random() < 0.5:
+            if description["structures"].get("rule_kind") == "linear":
+                # a linear file without it is a file written before it
+                names = [n for n in names if n != "rule_importance"]
             name = rng.choice(names)
             del arrays[name]
             return f"missing:{name}"

@@ -118,3 +118,57 @@ def test_leafrank_parameter_validation():
         LeafRank(max_depth=0).fit(X, y)
     with pytest.raises(ValueError, match="non-numeric labels"):
         LeafRank().fit(X, ["a", "b"] * 5)
+
+
+def test_frozen_rule_of_a_leafrank_is_the_same_rule():
+    """freeze_leafrank keeps where missing values go, whether each split saw
+    some, a threshold +inf (all non-missing values left) and the splits'
+    improvements: the frozen rule routes, describes itself and weighs its
+    features as the LeafRank does."""
+    from treerank.tree import FrozenTreeLeafRank
+    from treerank.tree._mixed import freeze_leafrank
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    X[rng.random(300) < 0.5, 0] = np.nan
+    y = np.isnan(X[:, 0]) ^ (rng.random(300) < 0.1)
+    leafrank = LeafRank(max_depth=2, min_samples_leaf=5).fit(X, y)
+    assert np.any(leafrank.tree_.threshold == np.inf)
+    frozen = freeze_leafrank(leafrank)
+    X_new = rng.normal(size=(500, 3))
+    X_new[::3, 0] = np.nan
+    np.testing.assert_array_equal(frozen.goes_left(X_new), leafrank.goes_left(X_new))
+    assert frozen.describe(list("abc")) == leafrank.describe(list("abc"))
+    np.testing.assert_array_equal(
+        frozen.feature_importances_, leafrank.feature_importances_
+    )
+    # the importances computed from the improvements when asked
+    lazy = FrozenTreeLeafRank(
+        frozen.children_left,
+        frozen.children_right,
+        frozen.feature,
+        frozen.threshold,
+        frozen.left_nodes_,
+        None,
+        frozen.n_cuts_,
+        frozen.gain_,
+        missing_left=frozen.missing_left,
+        improvement=frozen.improvement,
+        n_features=3,
+    )
+    np.testing.assert_array_equal(
+        lazy.feature_importances_, leafrank.feature_importances_
+    )
+    with pytest.raises(ValueError, match="needs its feature_importances"):
+        FrozenTreeLeafRank([-1], [-1], [-1], [0.0], [True], None, 1, 0.0)
+    with pytest.raises(ValueError, match="NaN or -inf threshold"):
+        FrozenTreeLeafRank(
+            [1, -1, -1],
+            [2, -1, -1],
+            [0, -1, -1],
+            [-np.inf, 0, 0],
+            [False, True, False],
+            [1.0],
+            1,
+            0.5,
+        )

@@ -352,6 +352,9 @@ def test_save_load_round_trip_is_exact(tmp_path, model):
         loaded.decision_function(X_new), model.decision_function(X_new)
     )
     assert isinstance(loaded.get_params()["leafrank"], LinearLeafRank)
+    np.testing.assert_array_equal(
+        loaded.feature_importances_, model.feature_importances_
+    )
     first = model if hasattr(model, "tree_") else model.estimators_[0]
     first_loaded = loaded if hasattr(loaded, "tree_") else loaded.estimators_[0]
     for rule, frozen in zip(first.tree_.leafranks, first_loaded.tree_.leafranks):

@@ -26,7 +26,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from treerank import RankingForest, TreeRank
+from treerank import LeafRank, LinearLeafRank, MixedLeafRank, RankingForest, TreeRank
 from treerank.datasets import make_nested_squares
 from treerank.exceptions import ModelFileError
 from treerank.model_io import _archive, load_model, save_model
@@ -53,6 +53,15 @@ def models(tmp_path_factory):
     fitted = {
         "tree": TreeRank(max_depth=3, random_state=0).fit(X, y),
         "forest": RankingForest(n_estimators=3, max_depth=3, random_state=0).fit(X, y),
+        # box and linear rules, with a flag per node
+        "mixed": RankingForest(
+            n_estimators=3,
+            max_depth=3,
+            leafrank=MixedLeafRank(
+                [LeafRank(max_depth=2, min_samples_leaf=10), LinearLeafRank()]
+            ),
+            random_state=0,
+        ).fit(X, y),
     }
     files = {}
     for name, model in fitted.items():
@@ -797,7 +806,7 @@ def _outcome(path, reference, X_check):
 N_BYTE_CORRUPTIONS = 500  # per model kind and test
 
 
-@pytest.mark.parametrize("kind", ["tree", "forest"])
+@pytest.mark.parametrize("kind", ["tree", "forest", "mixed"])
 def test_random_byte_corruptions_are_all_refused(models, tmp_path, kind):
     files, _ = models
     data, _ = files[kind]
@@ -817,7 +826,7 @@ def test_random_byte_corruptions_are_all_refused(models, tmp_path, kind):
     assert n_refused > 0.95 * N_BYTE_CORRUPTIONS
 
 
-@pytest.mark.parametrize("kind", ["tree", "forest"])
+@pytest.mark.parametrize("kind", ["tree", "forest", "mixed"])
 def test_resealed_corruptions_are_refused_or_harmless(models, tmp_path, kind):
     """Corrupt the zip, then recompute the file digest: the deeper checks act."""
     files, X_check = models
@@ -886,7 +895,7 @@ def _set_at(value, path, new):
 
 @FUZZ
 @given(
-    kind=st.sampled_from(["tree", "forest"]),
+    kind=st.sampled_from(["tree", "forest", "mixed"]),
     choice=st.integers(0, 10**6),
     new=_json_values(),
     in_model_json=st.booleans(),
@@ -925,7 +934,7 @@ def test_edited_json_with_recomputed_checksums(
 
 @FUZZ
 @given(
-    kind=st.sampled_from(["tree", "forest"]),
+    kind=st.sampled_from(["tree", "forest", "mixed"]),
     choice=st.integers(0, 10**6),
     shape=st.lists(st.integers(0, 2**62), max_size=3),
     dtype=st.sampled_from(["<f8", "<i8", "|b1", "<f4", "|O", "<U3", "<c8", "V8"]),

@@ -26,7 +26,14 @@ from sklearn.neighbors import KNeighborsClassifier
 from sklearn.svm import LinearSVC
 from sklearn.utils import get_tags
 
-from treerank import ClassifierLeafRank, LeafRank, RankingForest, TreeRank
+from treerank import (
+    ClassifierLeafRank,
+    LeafRank,
+    LinearLeafRank,
+    MixedLeafRank,
+    RankingForest,
+    TreeRank,
+)
 from treerank.base import MonotoneCalibration
 from treerank.datasets import GaussianMeanShift, make_nested_squares
 from treerank.engine import rule_children
@@ -119,7 +126,13 @@ def test_split_on_missingness_round_trip(tmp_path):
     model.fit(X, y)
     assert np.any(model.tree_.rules.threshold == np.inf)
     save_model(model, tmp_path / "m.trk")
-    _same_predictions(model, load_model(tmp_path / "m.trk"), X)
+    loaded = load_model(tmp_path / "m.trk")
+    _same_predictions(model, loaded, X)
+    # the rules as frozen LeafRanks (threshold +inf included) describe themselves
+    for rule, frozen in zip(model.tree_.leafranks, loaded.tree_.leafranks):
+        if rule is not None:
+            assert frozen.describe() == rule.describe()
+            np.testing.assert_array_equal(frozen.goes_left(X), rule.goes_left(X))
 
 
 def test_penalty_pruning_really_pruned(data):
@@ -742,6 +755,18 @@ def files(tmp_path_factory, data):
         "cv": TreeRank(pruning="cv", cv=3, random_state=0),
         "median": RankingForest(n_estimators=4, random_state=0),
         "borda": RankingForest(n_estimators=4, aggregation="borda", random_state=0),
+        # box and linear rules (both occur), on 3 of the 4 features per node
+        # (FR1), each rule drawing 2 of them (max_features)
+        "mixed": RankingForest(
+            n_estimators=3,
+            max_depth=3,
+            max_features=2,
+            max_features_node=3,
+            leafrank=MixedLeafRank(
+                [LeafRank(max_depth=2, min_samples_leaf=20), LinearLeafRank()]
+            ),
+            random_state=0,
+        ),
     }
     paths = {}
     for name, model in models.items():
@@ -752,6 +777,9 @@ def files(tmp_path_factory, data):
     description, arrays = read_archive(paths["tree"])
     paths["tree_full"] = directory / "tree_full.trk"
     write_archive(paths["tree_full"], description, full_rule_form(arrays))
+    description, arrays = read_archive(paths["mixed"])
+    paths["mixed_full"] = directory / "mixed_full.trk"
+    write_archive(paths["mixed_full"], description, full_rule_form(arrays))
     paths["training"] = directory / "training.trk"
     save_model(models["median"], paths["training"], include_training_data=True)
     # the same forest with its cells stored as leaf tuples (as when it has no
@@ -876,6 +904,63 @@ def _all_left(array, arrays):
     start, stop = arrays["rule_start"][0], arrays["rule_stop"][0]
     leaves = np.flatnonzero(arrays["rule_child_left"][start:stop] < 0) + start
     array[leaves] = True
+
+
+def _first_rule(arrays, box):
+    """Index (among the internal nodes) of a mixed file's first box or linear rule."""
+    kinds = arrays["rule_kinds"]
+    return int(np.flatnonzero((kinds == 0) == box)[0])
+
+
+def _flip_first_box_rule(description, arrays):
+    """The first box rule's flag said linear, with an n_cuts a linear rule may
+    have: the flags then announce one linear rule more than the file holds."""
+    node = _first_rule(arrays, box=True)
+    for name, value in (("rule_kinds", 1), ("rule_n_cuts", 2)):
+        array = arrays[name].astype(np.int64)
+        array[node] = value
+        arrays[name] = array
+
+
+def _candidates(*changes):
+    """Edit the candidates of a mixed file's MixedLeafRank."""
+
+    def edit(description, arrays):
+        params = description["params"]["leafrank"]["params"]
+        for change in changes:
+            change(params)
+
+    return edit
+
+
+def _whole_thresholds(arrays):
+    """A file's rule thresholds stored whole (not as a per-feature dictionary)."""
+    full = _structures._thresholds_from_dictionary(arrays, 4)
+    for name in _structures.THRESHOLD_DICTIONARY:
+        del arrays[name]
+    arrays["rule_threshold"] = full["rule_threshold"]
+
+
+def _box_feature_past_its_node(description, arrays):
+    """A box rule splitting on feature 3 of a node that drew 3 features (0-2)."""
+    _whole_thresholds(arrays)
+    feature = arrays["rule_feature"].astype(np.int64)
+    feature[np.flatnonzero(feature >= 0)[0]] = 3
+    arrays["rule_feature"] = feature
+
+
+def _first_box_rule_all_left(array, arrays):
+    internal = np.flatnonzero(arrays["children_left"] >= 0)
+    node = internal[_first_rule(arrays, box=True)]
+    tree = np.searchsorted(arrays["node_offsets"], node, side="right") - 1
+    base = arrays["rule_offsets"][tree]  # the rule ranges are the tree's
+    start, stop = base + arrays["rule_start"][node], base + arrays["rule_stop"][node]
+    array[start:stop] |= arrays["rule_child_left"][start:stop] < 0
+
+
+def _rule_range_at_a_linear_node(array, arrays):
+    internal = np.flatnonzero(arrays["children_left"] >= 0)
+    array[internal[_first_rule(arrays, box=False)]] = 0
 
 
 def _cells_leaf_out_of_range(array, arrays):
@@ -1214,6 +1299,11 @@ TAMPERING = {
         lambda d, a: a.update(rule_child_left=np.zeros(3, dtype=np.int32)),
         "the file holds both rule_child_left and rule_split_bits",
     ),
+    "LeafRank max_depth huge": (
+        "tree",
+        _param("leafrank", _leafrank(max_depth=10**12)),
+        r"n_cuts must be 2\*\*max_depth - 1 for",
+    ),
     "rule deeper than the LeafRank": (
         "tree",
         lambda d, a: [
@@ -1252,6 +1342,168 @@ TAMPERING = {
         "linear",
         _set("structures", {"rule_kind": "linear", "estimator": "LinearSVC"}),
         "the rules come from 'LinearSVC'",
+    ),
+    "linear importance above 1": (
+        "linear",
+        _array("rule_importance", lambda x, a: x * 2),
+        "rule_importance holds values outside",
+    ),
+    # -- mixed rules (MixedLeafRank): box and linear rules, a flag per node
+    "mixed box flag said linear": (
+        "mixed",
+        _array("rule_kinds", lambda x, a: x.__setitem__(_first_rule(a, True), 1)),
+        r"n_cuts must be in \[1, max_features\]",
+    ),
+    "mixed linear flag said box": (
+        "mixed",
+        _array("rule_kinds", lambda x, a: x.__setitem__(_first_rule(a, False), 0)),
+        r"a box rule's n_cuts must be 2\*\*max_depth - 1",
+    ),
+    "mixed flag flipped with its n_cuts": (
+        "mixed",
+        _flip_first_box_rule,
+        "the array rule_coef_offsets has shape",
+    ),
+    "mixed flag out of range": (
+        "mixed",
+        _array("rule_kinds", lambda x, a: x.__setitem__(0, 2)),
+        "rule_kinds holds values outside",
+    ),
+    "mixed flags missing": (
+        "mixed",
+        lambda d, a: a.pop("rule_kinds"),
+        "the array rule_kinds is missing",
+    ),
+    "mixed classifier unknown": (
+        "mixed",
+        _set("structures", {"rule_kind": "mixed", "estimators": ["LinearSVC"]}),
+        "must list distinct classifiers of the MixedLeafRank's linear candidates",
+    ),
+    "mixed classifier twice": (
+        "mixed",
+        _set(
+            "structures",
+            {"rule_kind": "mixed", "estimators": ["LinearLeafRank"] * 2},
+        ),
+        "must list distinct classifiers",
+    ),
+    "mixed classifiers not listed": (
+        "mixed",
+        _set("structures", {"rule_kind": "mixed"}),
+        "unknown structures description",
+    ),
+    "mixed classifier unused": (
+        "mixed",
+        _array("rule_kinds", lambda x, a: np.zeros_like(x)),
+        "lists a classifier no rule uses",
+    ),
+    "mixed rules of an engine model": (
+        "tree",
+        _set("structures", {"rule_kind": "mixed", "estimators": []}),
+        "mixed rules but the leafrank parameter says engine",
+    ),
+    "mixed box rule without a LeafRank candidate": (
+        "mixed",
+        _candidates(lambda p: p.update(leafranks=p["leafranks"][1:])),
+        "marks a box rule but no candidate of the MixedLeafRank is a LeafRank",
+    ),
+    "mixed box rule deeper than its LeafRank": (
+        "mixed",
+        lambda d, a: [
+            _candidates(lambda p: p["leafranks"][0]["params"].update(max_depth=1))(
+                d, a
+            ),
+            a.update(rule_n_cuts=np.where(a["rule_kinds"] == 0, 1, a["rule_n_cuts"])),
+        ],
+        "deeper than its LeafRank's max_depth",
+    ),
+    "mixed box feature past its node's features": (
+        "mixed_full",
+        _box_feature_past_its_node,
+        r"out of range \[0, its node's number of features\)",
+    ),
+    "mixed box rule all left": (
+        "mixed_full",
+        _array("rule_left_leaf", _first_box_rule_all_left),
+        "inner leaves on both sides",
+    ),
+    "mixed box split bits past the rule nodes": (
+        "mixed",
+        _array("rule_split_bits", _set_padding_bit),
+        "rule_split_bits has bits set past its",
+    ),
+    "mixed rule range at a linear node": (
+        "mixed_full",
+        _array("rule_start", _rule_range_at_a_linear_node),
+        "must be -1 at the nodes without a box rule",
+    ),
+    "mixed box rule categorical": (
+        "mixed",
+        _array("rule_category", lambda x, a: x.__setitem__(0, 0)),
+        "a MixedLeafRank's box rule has no categorical split",
+    ),
+    "mixed linear n_cuts past max_features": (
+        "mixed",
+        _array("rule_n_cuts", lambda x, a: x.__setitem__(_first_rule(a, False), 3)),
+        r"n_cuts must be in \[1, max_features\]",
+    ),
+    "mixed gain": (
+        "mixed",
+        _array("rule_gain", lambda x, a: x * 0.5),
+        "gain does not match",
+    ),
+    "mixed importances not summing to 1": (
+        "mixed",
+        _array("rule_importance", lambda x, a: x * 0.5),
+        "rule_importance must sum to 1",
+    ),
+    "mixed importances missing": (
+        "mixed",
+        lambda d, a: a.pop("rule_importance"),
+        "the array rule_importance is missing",
+    ),
+    "mixed candidates not a list": (
+        "mixed",
+        _candidates(lambda p: p.update(leafranks="evil")),
+        "leafranks must be null or a list of 1 to 64 LeafRanks",
+    ),
+    "mixed candidate unknown": (
+        "mixed",
+        _candidates(
+            lambda p: p["leafranks"].__setitem__(
+                0, {"class": "os.system", "params": {}}
+            )
+        ),
+        r"leafranks\[0\]: unknown leafrank class 'os.system'",
+    ),
+    "mixed candidate null": (
+        "mixed",
+        _candidates(lambda p: p["leafranks"].__setitem__(0, None)),
+        r"leafranks\[0\] must be a JSON object",
+    ),
+    "mixed candidate mixed": (
+        "mixed",
+        _candidates(
+            lambda p: p["leafranks"].__setitem__(
+                0, {"class": "MixedLeafRank", "params": copy.deepcopy(p)}
+            )
+        ),
+        r"leafranks\[0\]: unknown leafrank class 'MixedLeafRank'",
+    ),
+    "mixed candidate parameter invalid": (
+        "mixed",
+        _candidates(lambda p: p["leafranks"][1]["params"].update(shrinkage=2.0)),
+        "'shrinkage' parameter of LinearLeafRank",
+    ),
+    "mixed parameter unknown": (
+        "mixed",
+        _candidates(lambda p: p.update(evil=1)),
+        r"params\.leafrank\.params has unexpected entries \['evil'\]",
+    ),
+    "mixed max_features past the node's features": (
+        "mixed",
+        _param("max_features", 4),
+        r"max_features=4 exceeds the number of features \(3\)",
     ),
     # -- pruning
     "penalty ccp_alpha_": ("penalty", _set("ccp_alpha_", 0.0), "must be null"),
@@ -1435,6 +1687,21 @@ def test_inconsistent_models_are_refused_naming_the_problem(tmp_path, files, cas
     with pytest.raises(ModelFileError, match=match) as info:
         load_model(path)
     assert "describes an inconsistent model" in str(info.value)
+
+
+def test_linear_file_without_importances_loads(tmp_path, files, data):
+    """A linear file written before ``rule_importance``: the classifiers'
+    importances, the normalized absolute coefficients, are rebuilt."""
+    _, _, X_new = data
+    original = load_model(files["linear"])
+    path = _edited(tmp_path, files["linear"], lambda d, a: a.pop("rule_importance"))
+    loaded = load_model(path)
+    np.testing.assert_array_equal(
+        loaded.feature_importances_, original.feature_importances_
+    )
+    np.testing.assert_array_equal(
+        loaded.decision_function(X_new), original.decision_function(X_new)
+    )
 
 
 def test_the_unedited_files_load(files, data):

@@ -49,6 +49,7 @@ from treerank.model_io._archive import (
 )
 from treerank.model_io._structures import (
     LINEAR_CLASSIFIERS,
+    RuleCandidate,
     TreeExpectations,
     narrow,
     pack_structures,
@@ -64,9 +65,12 @@ from treerank.tree._classes import (
 )
 from treerank.tree._leafrank import ClassifierLeafRank, LeafRank, resolve_max_features
 from treerank.tree._linear import LinearLeafRank
+from treerank.tree._mixed import MixedLeafRank
 
 # LeafRanks whose parameters are all plain values, saved by class name
 _PLAIN_LEAFRANKS = {cls.__name__: cls for cls in (LeafRank, LinearLeafRank)}
+# Most candidates of a MixedLeafRank a file may list.
+_MAX_CANDIDATES = 64
 
 __all__ = [
     "MAX_FEATURES",
@@ -184,6 +188,8 @@ def _encode_params(estimator, not_saved, prefix=""):
         if name == "leafrank" and not prefix:
             encoded[name] = _encode_leafrank(value, not_saved)
             continue
+        if name == "leafranks" and isinstance(estimator, MixedLeafRank):
+            continue  # the candidates: see _encode_leafrank
         try:
             encoded[name] = _encode_value(value)
         except _NotSaved:
@@ -191,29 +197,38 @@ def _encode_params(estimator, not_saved, prefix=""):
     return encoded
 
 
-def _encode_leafrank(leafrank, not_saved):
+def _encode_leafrank(
+    leafrank, not_saved, prefix="leafrank__", what="leafrank", candidate=False
+):
+    """The JSON form of the leafrank parameter, or of a MixedLeafRank's
+    ``candidate``.
+
+    ``prefix`` is the parameters' path for ``params_not_saved``; ``what``
+    names the LeafRank in the messages. A MixedLeafRank is saved with its
+    candidates, which cannot be MixedLeafRanks themselves.
+    """
     if leafrank is None:
         return None
     if type(leafrank) in _PLAIN_LEAFRANKS.values():
         return {
             "class": type(leafrank).__name__,
-            "params": _encode_params(leafrank, not_saved, "leafrank__"),
+            "params": _encode_params(leafrank, not_saved, prefix),
         }
     if type(leafrank) is ClassifierLeafRank:
         estimator = leafrank.estimator
         name = type(estimator).__name__
         if LINEAR_CLASSIFIERS.get(name) is not type(estimator):
             raise ValueError(
-                f"A ClassifierLeafRank around {name} cannot be saved without pickle; "
-                f"supported: LeafRank and {sorted(LINEAR_CLASSIFIERS)}. Use "
-                "joblib.dump."
+                f"{what}: a ClassifierLeafRank around {name} cannot be saved without "
+                f"pickle; supported: LeafRank, LinearLeafRank and "
+                f"{sorted(LINEAR_CLASSIFIERS)}. Use joblib.dump."
             )
         params = {}
         if leafrank.random_state is not None:
             try:
                 params["random_state"] = _encode_value(leafrank.random_state)
             except _NotSaved:
-                not_saved.append("leafrank__random_state")
+                not_saved.append(prefix + "random_state")
         else:
             params["random_state"] = None
         return {
@@ -221,12 +236,29 @@ def _encode_leafrank(leafrank, not_saved):
             "params": params,
             "estimator": {
                 "class": name,
-                "params": _encode_params(estimator, not_saved, "leafrank__estimator__"),
+                "params": _encode_params(estimator, not_saved, prefix + "estimator__"),
             },
         }
+    if type(leafrank) is MixedLeafRank and not candidate:
+        params = _encode_params(leafrank, not_saved, prefix)
+        candidates = leafrank.leafranks
+        params["leafranks"] = None
+        if candidates is not None:
+            params["leafranks"] = [
+                _encode_leafrank(
+                    item,
+                    not_saved,
+                    f"{prefix}leafranks__{i}__",
+                    f"{what}.leafranks[{i}]",
+                    candidate=True,
+                )
+                for i, item in enumerate(candidates)
+            ]
+        return {"class": "MixedLeafRank", "params": params}
     raise ValueError(
-        f"leafrank {type(leafrank).__name__} cannot be saved without pickle; use "
-        "joblib.dump."
+        f"{what}: {type(leafrank).__name__} cannot be saved without pickle; "
+        "supported: LeafRank, LinearLeafRank, MixedLeafRank (of those) and "
+        "ClassifierLeafRank around a binary linear classifier. Use joblib.dump."
     )
 
 
@@ -260,46 +292,76 @@ def _build(cls, encoded, not_saved, prefix, what, extra=None):
     return estimator
 
 
-def _decode_leafrank(encoded, not_saved):
-    if encoded is None:
+def _decode_leafrank(
+    encoded, not_saved, prefix="leafrank__", what="params.leafrank", candidate=False
+):
+    """The leafrank parameter (or a MixedLeafRank's ``candidate``) of a file."""
+    if encoded is None and not candidate:
         return None
     if not isinstance(encoded, dict):
-        raise ValueError("params.leafrank must be a JSON object or null")
+        raise ValueError(
+            f"{what} must be a JSON object" + ("" if candidate else " or null")
+        )
     kind = encoded.get("class")
     if isinstance(kind, str) and kind in _PLAIN_LEAFRANKS:
-        _object(encoded, "params.leafrank", ["class", "params"])
+        _object(encoded, what, ["class", "params"])
         return _build(
-            _PLAIN_LEAFRANKS[kind],
-            encoded["params"],
-            not_saved,
-            "leafrank__",
-            "params.leafrank",
+            _PLAIN_LEAFRANKS[kind], encoded["params"], not_saved, prefix, what
         )
     if kind == "ClassifierLeafRank":
-        _object(encoded, "params.leafrank", ["class", "params", "estimator"])
-        spec = _object(
-            encoded["estimator"], "params.leafrank.estimator", ["class", "params"]
-        )
+        _object(encoded, what, ["class", "params", "estimator"])
+        spec = _object(encoded["estimator"], f"{what}.estimator", ["class", "params"])
         name = spec["class"]
         cls = LINEAR_CLASSIFIERS.get(name) if isinstance(name, str) else None
         if cls is None:
-            raise ValueError(f"unsupported classifier {str(name)[:40]!r}")
+            raise ValueError(f"{what}: unsupported classifier {str(name)[:40]!r}")
         estimator = _build(
-            cls,
-            spec["params"],
-            not_saved,
-            "leafrank__estimator__",
-            "params.leafrank.estimator",
+            cls, spec["params"], not_saved, prefix + "estimator__", f"{what}.estimator"
         )
         return _build(
             ClassifierLeafRank,
             encoded["params"],
             not_saved,
-            "leafrank__",
-            "params.leafrank",
+            prefix,
+            what,
             extra={"estimator": estimator},
         )
-    raise ValueError(f"unknown leafrank class {str(kind)[:40]!r}")
+    if kind == "MixedLeafRank" and not candidate:
+        _object(encoded, what, ["class", "params"])
+        params = _object(
+            encoded["params"],
+            f"{what}.params",
+            ["leafranks"],
+            _param_names(MixedLeafRank),
+        )
+        candidates = params["leafranks"]
+        if candidates is not None:
+            if not (
+                isinstance(candidates, list) and 1 <= len(candidates) <= _MAX_CANDIDATES
+            ):
+                raise ValueError(
+                    f"{what}.params.leafranks must be null or a list of 1 to "
+                    f"{_MAX_CANDIDATES} LeafRanks"
+                )
+            candidates = [
+                _decode_leafrank(
+                    item,
+                    not_saved,
+                    f"{prefix}leafranks__{i}__",
+                    f"{what}.params.leafranks[{i}]",
+                    candidate=True,
+                )
+                for i, item in enumerate(candidates)
+            ]
+        return _build(
+            MixedLeafRank,
+            {key: value for key, value in params.items() if key != "leafranks"},
+            not_saved,
+            prefix,
+            what,
+            extra={"leafranks": candidates},
+        )
+    raise ValueError(f"{what}: unknown leafrank class {str(kind)[:40]!r}")
 
 
 # parameters added after the current file format, with the value that gives
@@ -480,18 +542,48 @@ def _expectations(tree_template, n_features):
     n_node = resolve_max_features(
         tree_template.max_features_node, n_features, "max_features_node"
     )
-    name = (
-        "LinearLeafRank"
-        if isinstance(leafrank, LinearLeafRank)
-        else type(leafrank.estimator).__name__
-    )
+    if n_node is not None and n_node >= n_features:
+        n_node = None
+    width = n_features if n_node is None else n_node
+    if isinstance(leafrank, MixedLeafRank):
+        # the candidates as the MixedLeafRank fits them (its max_features set)
+        candidates = leafrank._candidates(np.random.RandomState(0))
+        return TreeExpectations(
+            n_features,
+            tree_template.max_depth,
+            "mixed",
+            n_node_features=n_node,
+            candidates=tuple(_rule_candidate(c, width) for c in candidates),
+        )
+    rule = _rule_candidate(leafrank, width)
     return TreeExpectations(
         n_features,
         tree_template.max_depth,
         "linear",
-        n_node_features=None if n_node is None or n_node >= n_features else n_node,
-        estimator_name=name,
+        n_node_features=n_node,
+        estimator_name=rule.estimator_name,
+        rule_max_features=rule.max_features,
     )
+
+
+def _rule_candidate(leafrank, width):
+    """What a LeafRank fitted on nodes of ``width`` features says of its rules."""
+    if isinstance(leafrank, LeafRank):
+        resolve_max_features(leafrank.max_features, width)  # refused beyond width
+        return RuleCandidate("engine", max_depth=leafrank.max_depth)
+    if isinstance(leafrank, LinearLeafRank):
+        return RuleCandidate(
+            "linear",
+            estimator_name="LinearLeafRank",
+            max_features=resolve_max_features(leafrank.max_features, width),
+        )
+    return RuleCandidate("linear", estimator_name=type(leafrank.estimator).__name__)
+
+
+def _pack(model, structures):
+    """The master trees of a TreeRank or RankingForest (pack_structures)."""
+    mixed = isinstance(model.leafrank, MixedLeafRank)
+    return pack_structures(structures, model.n_features_in_, mixed=mixed)
 
 
 # ----------------------------------------------------------------------
@@ -518,7 +610,7 @@ def _encode_treerank(model, description, arrays, not_saved):
     if model.classes_.shape[0] > 2:  # multipartite hook (model_io/_multipartite.py)
         _multipartite.encode_graded_treerank(model, description, arrays, _encode)
         return
-    meta, tree_arrays = pack_structures([model.full_tree_])
+    meta, tree_arrays = _pack(model, [model.full_tree_])
     arrays.update(tree_arrays)
     description["structures"] = meta
     description["ccp_alpha_"] = (
@@ -703,7 +795,7 @@ def _calibration_threshold(levels, proba):
 def _encode_forest(
     model, description, arrays, not_saved, include_training_data, corners=True
 ):
-    meta, tree_arrays = pack_structures([tree.full_tree_ for tree in model.estimators_])
+    meta, tree_arrays = _pack(model, [tree.full_tree_ for tree in model.estimators_])
     arrays.update(tree_arrays)
     description["structures"] = meta
     oob = float(model.oob_score_)
@@ -1087,13 +1179,14 @@ def save_model(
     aggregation and its calibration (the cells of the common subpartition
     with ``aggregation="median"``: one per distinct leaf tuple of the
     training rows). Splitting rules are stored as numbers, so only
-    :class:`~treerank.LeafRank` and binary linear classifiers inside
-    :class:`~treerank.ClassifierLeafRank` are supported; for anything else
-    use ``joblib.dump``. Parameters that are not plain JSON values (a
-    ``RandomState`` instance, a cross-validation splitter) are listed under
-    ``params_not_saved`` in the file and take their default values when
-    loaded: predictions do not depend on them. The runtime settings
-    ``n_jobs`` and ``verbose`` are not saved.
+    :class:`~treerank.LeafRank`, :class:`~treerank.tree.LinearLeafRank`,
+    binary linear classifiers inside :class:`~treerank.ClassifierLeafRank`
+    and :class:`~treerank.tree.MixedLeafRank` choosing among those are
+    supported; for anything else use ``joblib.dump``. Parameters that are
+    not plain JSON values (a ``RandomState`` instance, a cross-validation
+    splitter) are listed under ``params_not_saved`` in the file and take
+    their default values when loaded: predictions do not depend on them. The
+    runtime settings ``n_jobs`` and ``verbose`` are not saved.
 
     Before writing, the model is checked exactly as :func:`load_model`
     checks a file, so every file written loads.
@@ -1217,8 +1310,10 @@ def load_model(path, *, with_metadata=False, n_jobs=None, max_bytes=DEFAULT_MAX_
     -------
     model : TreeRank or RankingForest
         A fitted model predicting exactly as the saved one. Its splitting
-        rules are frozen (the engine's rule arrays, or
-        :class:`~treerank.tree.FrozenLinearLeafRank`); ``fit`` works as usual.
+        rules are frozen (the engine's rule arrays, or per node a
+        :class:`~treerank.tree.FrozenLinearLeafRank` or, for a
+        MixedLeafRank's box rules, a :class:`~treerank.tree.FrozenTreeLeafRank`);
+        ``fit`` works as usual.
         A forest saved without ``include_training_data`` has
         ``estimators_samples_ = None`` and ``oob_decision_function_ = None``.
     metadata : dict or None

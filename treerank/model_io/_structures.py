@@ -6,7 +6,12 @@ hundreds of trees is a handful of archive members, and unpacked into structures
 that predict exactly as the saved ones: trees grown by the engine keep their flat
 rule arrays (:class:`~treerank.engine.SplitRules`, one table of fields,
 :data:`RULE_FIELDS`); linear rules are rebuilt as
-:class:`~treerank.tree.FrozenLinearLeafRank`. The engine rules are written
+:class:`~treerank.tree.FrozenLinearLeafRank`; the rules of a
+:class:`~treerank.tree.MixedLeafRank` (``"mixed"``) are each node's chosen
+rule, a box rule (a :class:`~treerank.LeafRank`'s inner tree, stored in the
+engine's rule arrays and rebuilt as :class:`~treerank.tree.FrozenTreeLeafRank`)
+or a linear rule (stored as the linear rules are), with a flag per internal
+node telling which (:data:`MIXED_KINDS`). The engine rules are written
 compactly and read back exactly: ``threshold`` as each node's index among the
 distinct thresholds of its feature (:data:`THRESHOLD_DICTIONARY`);
 ``improvement`` as each rule's sum per feature, on the rule's first split of
@@ -36,8 +41,15 @@ that crashes, hangs or predicts differently:
   both sides of the master split and canonical values (:data:`RULE_FIELDS`)
   in the fields a split or a leaf does not use;
 - linear rules: finite coefficients on the node's features (all, or a sorted
-  draw of ``max_features_node`` of them), the complexity and gain that
-  :class:`~treerank.ClassifierLeafRank` would have.
+  draw of ``max_features_node`` of them), feature importances in [0, 1]
+  summing to one over the rule, the complexity and gain that
+  :class:`~treerank.ClassifierLeafRank` or
+  :class:`~treerank.tree.LinearLeafRank` would have;
+- mixed rules: each internal node's flag names a rule family one of the
+  MixedLeafRank's candidates can produce; the box rules are checked as the
+  engine rules are (no deeper than their LeafRank's ``max_depth``, given by
+  their ``n_cuts``, on the node's features, no categorical split), the
+  linear rules as above, every rule's gain against the tree's counts.
 
 Every check raises ``ValueError`` naming the array and the problem
 (``load_model`` reports it as a :class:`~treerank.exceptions.ModelFileError`).
@@ -46,6 +58,7 @@ Every check raises ``ValueError`` naming the array and the problem
 # Authors: The treerank developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import itertools
 from typing import NamedTuple
 
 import numpy as np
@@ -57,13 +70,17 @@ from treerank.engine import (
     rule_improvements_per_feature,
 )
 from treerank.model_io._archive import check_array
-from treerank.tree._frozen import FrozenLinearLeafRank
+from treerank.tree._frozen import FrozenLinearLeafRank, FrozenTreeLeafRank
 from treerank.tree._leafrank import ClassifierLeafRank
+from treerank.tree._linear import LinearLeafRank
+from treerank.tree._mixed import freeze_leafrank
 from treerank.tree._structure import RankingTreeStructure
 
 __all__ = [
     "LINEAR_CLASSIFIERS",
+    "MIXED_KINDS",
     "RULE_FIELDS",
+    "RuleCandidate",
     "RuleField",
     "TreeExpectations",
     "narrow",
@@ -92,8 +109,8 @@ LINEAR_CLASSIFIERS = {
 # Masses of a node and of its children may differ by rounding (they are summed
 # over different row orders); relative to the root's total mass.
 _COUNT_RTOL = 1e-9
-# The gain of a linear rule, computed by ClassifierLeafRank, against the one of
-# the master tree's counts.
+# The gain of a rule, computed by its LeafRank, against the one of the master
+# tree's counts; the sum of a linear rule's feature importances against 1.
 _GAIN_ATOL = 1e-9
 
 
@@ -140,6 +157,30 @@ RULE_FIELDS = {
 }
 
 
+class RuleCandidate(NamedTuple):
+    """What one candidate LeafRank of a MixedLeafRank says of the rules it gives.
+
+    Attributes
+    ----------
+    kind : {"engine", "linear"}
+        ``"engine"`` for a :class:`~treerank.LeafRank` (box rules),
+        ``"linear"`` for :class:`~treerank.tree.LinearLeafRank` or a
+        :class:`~treerank.ClassifierLeafRank` around a linear classifier.
+    max_depth : int or None
+        The LeafRank's ``max_depth`` (box rules).
+    estimator_name : str or None
+        ``"LinearLeafRank"`` or the classifier's class name (linear rules).
+    max_features : int or None
+        Most features a LinearLeafRank's rule uses (its ``max_features``
+        resolved on a node's features); None for all.
+    """
+
+    kind: str
+    max_depth: int | None = None
+    estimator_name: str | None = None
+    max_features: int | None = None
+
+
 class TreeExpectations(NamedTuple):
     """What the estimator's parameters say of its master trees.
 
@@ -149,16 +190,23 @@ class TreeExpectations(NamedTuple):
         Number of input features.
     max_depth : int or None
         Largest depth of a master tree (None: no limit).
-    rule_kind : {"engine", "linear"}
-        ``"engine"`` for :class:`~treerank.LeafRank`, ``"linear"`` for a
-        :class:`~treerank.ClassifierLeafRank` around a linear classifier.
+    rule_kind : {"engine", "linear", "mixed"}
+        ``"engine"`` for :class:`~treerank.LeafRank`, ``"linear"`` for
+        :class:`~treerank.tree.LinearLeafRank` or a
+        :class:`~treerank.ClassifierLeafRank` around a linear classifier,
+        ``"mixed"`` for a :class:`~treerank.tree.MixedLeafRank`.
     rule_max_depth : int or None
         Depth of the LeafRank's inner tree (engine rules).
     n_node_features : int or None
         Features drawn per master node (FR1) when fewer than ``n_features``
-        (linear rules); None for all.
+        (linear and mixed rules); None for all.
     estimator_name : str or None
-        The linear classifier's class name (linear rules).
+        ``"LinearLeafRank"`` or the linear classifier's class name (linear
+        rules).
+    rule_max_features : int or None
+        Most features a LinearLeafRank's rule uses (linear rules).
+    candidates : tuple of RuleCandidate
+        The MixedLeafRank's candidates, in order (mixed rules).
     """
 
     n_features: int
@@ -167,6 +215,8 @@ class TreeExpectations(NamedTuple):
     rule_max_depth: int | None = None
     n_node_features: int | None = None
     estimator_name: str | None = None
+    rule_max_features: int | None = None
+    candidates: tuple = ()
 
 
 # ----------------------------------------------------------------------
@@ -218,25 +268,30 @@ def narrow(array):
 
 
 _TREE_ARRAYS = ("node_offsets", "children_left", "children_right", "n_pos", "n_neg")
-_ENGINE_ARRAYS = (
-    "rule_offsets",
-    "rule_start",
-    "rule_stop",
-    "n_cuts",
-    "category_set_offsets",
-    "category_sets",
-)
-_LINEAR_ARRAYS = (
+# the engine rules of the master nodes that have one (all the internal nodes
+# of an engine tree, the box rules of a mixed one)
+_RULE_ARRAYS = ("rule_offsets", "rule_start", "rule_stop")
+_ENGINE_ARRAYS = ("n_cuts", "category_set_offsets", "category_sets")
+# one entry per internal master node (linear and mixed rules)
+_NODE_ARRAYS = (
     "rule_all_features",
     "rule_feature_offsets",
     "rule_features",
-    "rule_coef_offsets",
-    "rule_coef",
-    "rule_intercept",
-    "rule_flip",
     "rule_n_cuts",
     "rule_gain",
 )
+# one entry per linear rule (rule_importance: absent from older linear files)
+_LINEAR_ARRAYS = (
+    "rule_coef_offsets",
+    "rule_coef",
+    "rule_importance",
+    "rule_intercept",
+    "rule_flip",
+)
+#: The array of a mixed tree's flags: one per internal master node, ``0`` for
+#: a box rule, ``k >= 1`` for a linear rule of the classifier
+#: ``estimators[k - 1]`` of the structures description.
+MIXED_KINDS = "rule_kinds"
 
 
 def structure_array_names(meta, present=()):
@@ -245,14 +300,19 @@ def structure_array_names(meta, present=()):
     ``present`` are the names in the file: engine thresholds stored as a
     dictionary (:data:`THRESHOLD_DICTIONARY`) replace ``rule_threshold``.
     """
-    if meta.get("rule_kind") == "engine":
-        names = {*_TREE_ARRAYS, *_ENGINE_ARRAYS, *("rule_" + n for n in RULE_FIELDS)}
+    kind = meta.get("rule_kind")
+    names = set(_TREE_ARRAYS)
+    if kind in ("engine", "mixed"):
+        rules = {*_RULE_ARRAYS, *("rule_" + n for n in RULE_FIELDS)}
         if THRESHOLD_DICTIONARY[1] in present:
-            names = (names - {"rule_threshold"}) | set(THRESHOLD_DICTIONARY)
+            rules = (rules - {"rule_threshold"}) | set(THRESHOLD_DICTIONARY)
         if RULE_SPLIT_BITS in present:
-            names = _compact_array_names(names)
-        return names
-    return {*_TREE_ARRAYS, *_LINEAR_ARRAYS}
+            rules = _compact_array_names(rules)
+        names |= rules
+    if kind == "engine":
+        return names | set(_ENGINE_ARRAYS)
+    names |= {*_NODE_ARRAYS, *_LINEAR_ARRAYS}
+    return names | {MIXED_KINDS} if kind == "mixed" else names
 
 
 #: The arrays of the engine rules' thresholds stored per feature: each inner
@@ -359,33 +419,35 @@ def _compact_array_names(names):
     }
 
 
-def _rule_ranges(rule_sizes, tree_split, tree_owner, rule_offsets):
+def _rule_ranges(rule_sizes, rule_nodes, tree_owner, rule_offsets):
     """``rule_start`` and ``rule_stop`` of the master nodes, from the rules' sizes.
 
-    The rules of a forest's internal nodes follow one another in node order,
-    each tree's from the tree's own ``rule_offsets`` entry.
+    The rules of a forest's master nodes ``rule_nodes`` (the internal nodes,
+    or a mixed tree's box rules) follow one another in node order, each
+    tree's from the tree's own ``rule_offsets`` entry.
     """
-    n_splits = int(np.count_nonzero(tree_split))
+    n_splits = int(np.count_nonzero(rule_nodes))
     if rule_sizes.shape[0] != n_splits:
         raise ValueError(
             f"the array {RULE_SPLIT_BITS} describes {rule_sizes.shape[0]} rules "
-            f"for {n_splits} internal nodes"
+            f"for {n_splits} internal nodes with a rule"
         )
     first = np.cumsum(rule_sizes) - rule_sizes
-    local = first - rule_offsets[tree_owner[tree_split]]
-    start = np.full(tree_split.shape[0], -1, dtype=np.int64)
-    stop = np.full(tree_split.shape[0], -1, dtype=np.int64)
-    start[tree_split] = local
-    stop[tree_split] = local + rule_sizes
+    local = first - rule_offsets[tree_owner[rule_nodes]]
+    start = np.full(rule_nodes.shape[0], -1, dtype=np.int64)
+    stop = np.full(rule_nodes.shape[0], -1, dtype=np.int64)
+    start[rule_nodes] = local
+    stop[rule_nodes] = local + rule_sizes
     return start, stop
 
 
-def _compact_rule_nodes(arrays):
+def _compact_rule_nodes(arrays, rule_nodes):
     """Store the engine rules by their layout (:data:`RULE_SPLIT_BITS`).
 
-    Left as they are when the rules are not laid out as the engine grows them
-    or hold non-canonical values where a field is unused (never for fitted
-    trees): the loader reads both forms.
+    ``rule_nodes`` are the master nodes that have a rule. Left as they are
+    when the rules are not laid out as the engine grows them or hold
+    non-canonical values where a field is unused (never for fitted trees):
+    the loader reads both forms.
     """
     split = arrays["rule_child_left"] >= 0
     child_left, child_right, sizes = rule_children(split)
@@ -394,11 +456,10 @@ def _compact_rule_nodes(arrays):
         and np.array_equal(child_right, arrays["rule_child_right"])
     ):
         return
-    tree_split = arrays["children_left"] >= 0
     tree_owner = _segments(arrays["node_offsets"])[0]
     try:
         start, stop = _rule_ranges(
-            sizes, tree_split, tree_owner, arrays["rule_offsets"]
+            sizes, rule_nodes, tree_owner, arrays["rule_offsets"]
         )
     except ValueError:
         return
@@ -443,15 +504,16 @@ def _unpack_bits(arrays, name, count):
     return bits[:count].astype(bool)
 
 
-def _expand_rule_nodes(arrays, tree_split, tree_owner, rule_offsets):
+def _expand_rule_nodes(arrays, rule_nodes, tree_owner, rule_offsets):
     """The engine rule arrays of a file, in full (stored compact or not).
 
     Parameters
     ----------
     arrays : dict of str to ndarray
         The file's arrays.
-    tree_split, tree_owner : ndarray of shape (n_master_nodes,)
-        Which master nodes split, and the tree of each (checked).
+    rule_nodes, tree_owner : ndarray of shape (n_master_nodes,)
+        Which master nodes have a rule (the internal nodes, or a mixed
+        tree's box rules), and the tree of each (checked).
     rule_offsets : ndarray of int64
         Each tree's first rule node, checked to partition the rule nodes.
 
@@ -473,7 +535,7 @@ def _expand_rule_nodes(arrays, tree_split, tree_owner, rule_offsets):
     split = _unpack_bits(arrays, RULE_SPLIT_BITS, n_nodes)
     n_splits = int(np.count_nonzero(split))
     child_left, child_right, sizes = rule_children(split)
-    start, stop = _rule_ranges(sizes, tree_split, tree_owner, rule_offsets)
+    start, stop = _rule_ranges(sizes, rule_nodes, tree_owner, rule_offsets)
     full = {
         **arrays,
         "rule_child_left": child_left,
@@ -504,9 +566,10 @@ def _expand_rule_nodes(arrays, tree_split, tree_owner, rule_offsets):
     return full
 
 
-def _improvement_per_feature(structure):
+def _improvement_per_feature(rules, rule_start, rule_stop, nodes):
     """A tree's rule improvements as each rule's sum per feature, on its first
-    split of that feature (0 on the other splits).
+    split of that feature (0 on the other splits); ``nodes`` are the master
+    nodes with a rule.
 
     Feature importances only use those sums
     (:func:`~treerank.engine.rule_improvements_per_feature`, by
@@ -514,12 +577,8 @@ def _improvement_per_feature(structure):
     ``feature_importances_``): they are kept exactly, and the other splits
     get a run of zeros that compresses to almost nothing.
     """
-    rules = structure.rules
     _, _, sums, first_split = rule_improvements_per_feature(
-        rules,
-        structure.rule_start,
-        structure.rule_stop,
-        np.flatnonzero(structure.children_left >= 0),
+        rules, rule_start, rule_stop, nodes
     )
     improvement = np.zeros(rules.n_nodes, dtype=np.float64)
     improvement[first_split] = sums
@@ -533,49 +592,29 @@ def _offsets(lengths):
 # ----------------------------------------------------------------------
 # packing
 # ----------------------------------------------------------------------
-def _rule_kind(structure):
-    if structure.rules is not None:
-        return "engine"
-    for rule in structure.leafranks:
-        if rule is None or isinstance(rule, FrozenLinearLeafRank):
-            continue
-        if hasattr(rule, "freeze"):  # a LinearLeafRank: saved as its frozen rule
-            continue
-        if isinstance(rule, ClassifierLeafRank):
-            estimator = rule.estimator_
-            if type(estimator) in LINEAR_CLASSIFIERS.values():
-                continue
-            raise ValueError(
-                f"A ClassifierLeafRank around {type(estimator).__name__} cannot be "
-                "saved without pickle: only LeafRank and the binary linear "
-                f"classifiers {sorted(LINEAR_CLASSIFIERS)} are supported. Use "
-                "joblib.dump instead."
-            )
-        raise ValueError(
-            f"LeafRank {type(rule).__name__} cannot be saved without pickle; use "
-            "joblib.dump instead."
-        )
-    return "linear"
-
-
-def pack_structures(structures):
+def pack_structures(structures, n_features=None, *, mixed=False):
     """Pack fitted master trees into concatenated arrays.
 
     Parameters
     ----------
     structures : list of RankingTreeStructure
-        Fully grown master trees (``full_tree_``), all grown by the engine or
-        all with linear rules.
+        Fully grown master trees (``full_tree_``), all grown by the engine, all
+        with linear rules, or all grown with a MixedLeafRank.
+    n_features : int or None, default=None
+        The model's number of features (needed for mixed rules).
+    mixed : bool, default=False
+        Whether the trees were grown with a :class:`~treerank.tree.MixedLeafRank`
+        (whose nodes may all have chosen one kind of rule).
 
     Returns
     -------
     meta : dict
-        JSON-serializable facts: the rule kind (and the linear classifier).
+        JSON-serializable facts: the rule kind (and the linear classifiers).
     arrays : dict of str to ndarray
         In the narrowest exact dtypes (see :func:`narrow`).
     """
-    kinds = {_rule_kind(s) for s in structures}
-    if len(kinds) != 1:
+    engine = {s.rules is not None for s in structures}
+    if len(engine) != 1 or (mixed and engine == {True}):
         raise ValueError("All the splitting rules of a model must be of one kind.")
     arrays = {
         "node_offsets": _offsets([s.node_count for s in structures]),
@@ -584,41 +623,62 @@ def pack_structures(structures):
         "n_pos": np.concatenate([s.n_pos for s in structures]),
         "n_neg": np.concatenate([s.n_neg for s in structures]),
     }
-    if kinds == {"engine"}:
-        meta = _pack_engine(structures, arrays)
-        _threshold_dictionary(arrays, structures[0].n_features)
-        _compact_rule_nodes(arrays)
+    if engine == {True}:
+        meta, rules = _pack_engine(structures, arrays)
+        n_features = structures[0].n_features
+    elif mixed:
+        if n_features is None:
+            raise ValueError("n_features is needed to pack mixed rules")
+        meta, rules = _pack_mixed(structures, arrays)
     else:
-        meta = _pack_linear(structures, arrays)
+        meta, rules = _pack_linear(structures, arrays), None
+    if rules is not None:
+        rule_nodes = _pack_rules(rules, arrays)
+        _threshold_dictionary(arrays, n_features)
+        _compact_rule_nodes(arrays, rule_nodes)
     return meta, {name: narrow(array) for name, array in arrays.items()}
 
 
-def _pack_engine(structures, arrays):
+def _pack_rules(rules, arrays):
+    """Write the engine rule arrays of the trees' rules.
+
+    ``rules`` holds one ``(SplitRules, rule_start, rule_stop)`` per tree; the
+    master nodes with a rule are those with ``rule_start >= 0``. Returns that
+    mask over all the master nodes.
+    """
     for name in RULE_FIELDS:
         arrays["rule_" + name] = np.concatenate(
             [
-                _improvement_per_feature(s)
+                _improvement_per_feature(
+                    split_rules, start, stop, np.flatnonzero(start >= 0)
+                )
                 if name == "improvement"
-                else getattr(s.rules, name)
-                for s in structures
+                else getattr(split_rules, name)
+                for split_rules, start, stop in rules
             ]
         )
-    arrays["rule_offsets"] = _offsets([s.rules.n_nodes for s in structures])
+    arrays["rule_offsets"] = _offsets([r.n_nodes for r, _, _ in rules])
+    arrays["rule_start"] = np.concatenate([start for _, start, _ in rules])
+    arrays["rule_stop"] = np.concatenate([stop for _, _, stop in rules])
+    return arrays["rule_start"] >= 0
+
+
+def _pack_engine(structures, arrays):
     arrays["category_set_offsets"] = _offsets(
         [s.rules.category_sets.shape[0] for s in structures]
     )
     arrays["category_sets"] = np.concatenate(
         [s.rules.category_sets for s in structures]
     ).astype(np.uint64)
-    arrays["rule_start"] = np.concatenate([s.rule_start for s in structures])
-    arrays["rule_stop"] = np.concatenate([s.rule_stop for s in structures])
     arrays["n_cuts"] = np.array([s.n_cuts for s in structures], dtype=np.int64)
-    return {"rule_kind": "engine"}
+    rules = [(s.rules, s.rule_start, s.rule_stop) for s in structures]
+    return {"rule_kind": "engine"}, rules
 
 
 def _linear_rule(rule):
-    """(coef, intercept, flip, n_cuts, gain, estimator name) of a linear rule."""
-    if hasattr(rule, "freeze"):  # a LinearLeafRank: its frozen rule
+    """(coef, intercept, flip, n_cuts, gain, estimator name, feature
+    importances) of a linear rule; other rules are refused."""
+    if isinstance(rule, LinearLeafRank):  # its frozen rule
         rule = rule.freeze()
     if isinstance(rule, FrozenLinearLeafRank):
         return (
@@ -628,8 +688,21 @@ def _linear_rule(rule):
             rule.n_cuts_,
             rule.gain_,
             rule.estimator_name,
+            rule.feature_importances_,
+        )
+    if not isinstance(rule, ClassifierLeafRank):
+        raise ValueError(
+            f"LeafRank {type(rule).__name__} cannot be saved without pickle; use "
+            "joblib.dump instead."
         )
     estimator = rule.estimator_
+    if type(estimator) not in LINEAR_CLASSIFIERS.values():
+        raise ValueError(
+            f"A ClassifierLeafRank around {type(estimator).__name__} cannot be "
+            "saved without pickle: only LeafRank and the binary linear "
+            f"classifiers {sorted(LINEAR_CLASSIFIERS)} are supported. Use "
+            "joblib.dump instead."
+        )
     coef = np.asarray(estimator.coef_, dtype=np.float64)
     if coef.ndim != 1 and coef.shape[0] != 1:  # RidgeClassifier: 1-D coef_
         raise ValueError("Only binary linear classifiers can be saved.")
@@ -641,6 +714,43 @@ def _linear_rule(rule):
         rule.n_cuts_,
         rule.gain_,
         type(estimator).__name__,
+        rule.feature_importances_,
+    )
+
+
+def _pack_node_arrays(structures, arrays, n_cuts, gains):
+    """The arrays with one entry per internal node: features (FR1), n_cuts, gain."""
+    features = [
+        f for s in structures for f, leaf in zip(s.features, s.is_leaf) if not leaf
+    ]
+    arrays.update(
+        {
+            "rule_all_features": np.array([f is None for f in features], dtype=bool),
+            "rule_feature_offsets": _offsets(
+                [0 if f is None else len(f) for f in features]
+            ),
+            "rule_features": np.concatenate(
+                [np.asarray(f, dtype=np.int64) for f in features if f is not None]
+                or [np.zeros(0, dtype=np.int64)]
+            ),
+            "rule_n_cuts": np.array(n_cuts, dtype=np.int64),
+            "rule_gain": np.array(gains, dtype=np.float64),
+        }
+    )
+
+
+def _pack_linear_rules(rules, arrays):
+    """The arrays of the linear rules (tuples of :func:`_linear_rule`)."""
+    arrays.update(
+        {
+            "rule_coef_offsets": _offsets([len(r[0]) for r in rules]),
+            "rule_coef": np.concatenate([r[0] for r in rules] or [np.zeros(0)]),
+            "rule_importance": np.concatenate(
+                [np.asarray(r[6], dtype=np.float64) for r in rules] or [np.zeros(0)]
+            ),
+            "rule_intercept": np.array([r[1] for r in rules], dtype=np.float64),
+            "rule_flip": np.array([r[2] for r in rules], dtype=bool),
+        }
     )
 
 
@@ -656,28 +766,97 @@ def _pack_linear(structures, arrays):
         raise ValueError(
             f"The linear rules of a model come from one classifier: {sorted(names)}."
         )
-    features = [
-        f for s in structures for f, leaf in zip(s.features, s.is_leaf) if not leaf
+    _pack_node_arrays(structures, arrays, [r[3] for r in rules], [r[4] for r in rules])
+    _pack_linear_rules(rules, arrays)
+    return {"rule_kind": "linear", "estimator": names.pop() if names else None}
+
+
+def _pack_mixed(structures, arrays):
+    """The rules of trees grown with a MixedLeafRank.
+
+    Each internal node's rule is the one its MixedLeafRank chose, frozen (a
+    loaded model's rules already are): a box rule (``FrozenTreeLeafRank``)
+    or a linear rule. Returns the description and each tree's box rules as
+    engine rules.
+    """
+    frozen = [
+        [None if rule is None else freeze_leafrank(rule) for rule in s.leafranks]
+        for s in structures
     ]
-    arrays.update(
-        {
-            "rule_all_features": np.array([f is None for f in features], dtype=bool),
-            "rule_feature_offsets": _offsets(
-                [0 if f is None else len(f) for f in features]
-            ),
-            "rule_features": np.concatenate(
-                [np.asarray(f, dtype=np.int64) for f in features if f is not None]
-                or [np.zeros(0, dtype=np.int64)]
-            ),
-            "rule_coef_offsets": _offsets([len(r[0]) for r in rules]),
-            "rule_coef": np.concatenate([r[0] for r in rules] or [np.zeros(0)]),
-            "rule_intercept": np.array([r[1] for r in rules], dtype=np.float64),
-            "rule_flip": np.array([r[2] for r in rules], dtype=bool),
-            "rule_n_cuts": np.array([r[3] for r in rules], dtype=np.int64),
-            "rule_gain": np.array([r[4] for r in rules], dtype=np.float64),
+    internal = [rule for rules in frozen for rule in rules if rule is not None]
+    linear = {
+        i: _linear_rule(rule)
+        for i, rule in enumerate(internal)
+        if not isinstance(rule, FrozenTreeLeafRank)
+    }
+    names = sorted({rule[5] for rule in linear.values()})
+    kinds, n_cuts, gains = [], [], []
+    for i, rule in enumerate(internal):
+        if i in linear:
+            kinds.append(1 + names.index(linear[i][5]))
+            n_cuts.append(linear[i][3])
+            gains.append(linear[i][4])
+        else:
+            kinds.append(0)
+            n_cuts.append(rule.n_cuts_)
+            gains.append(rule.gain_)
+    _pack_node_arrays(structures, arrays, n_cuts, gains)
+    _pack_linear_rules(list(linear.values()), arrays)
+    arrays[MIXED_KINDS] = np.array(kinds, dtype=np.int64)
+    return {"rule_kind": "mixed", "estimators": names}, [
+        _box_rules(rules) for rules in frozen
+    ]
+
+
+def _box_rules(rules):
+    """One tree's box rules as engine rules: ``(SplitRules, rule_start, rule_stop)``.
+
+    ``rules`` holds each master node's frozen rule (None at leaves); the
+    fields a split or an inner leaf does not use get their canonical values
+    (:data:`RULE_FIELDS`).
+    """
+    start = np.full(len(rules), -1, dtype=np.int64)
+    stop = np.full(len(rules), -1, dtype=np.int64)
+    pieces, n_rule_nodes = [], 0
+    for node, rule in enumerate(rules):
+        if not isinstance(rule, FrozenTreeLeafRank):
+            continue
+        if rule.improvement is None:
+            raise ValueError(
+                "A FrozenTreeLeafRank without its splits' improvement cannot be "
+                "saved (its feature importances would not be kept exactly)."
+            )
+        if any(codes is not None for codes in rule.categories):
+            raise ValueError(
+                "A box rule with a categorical split cannot be saved in a model "
+                "of a MixedLeafRank."
+            )
+        split = rule.children_left >= 0
+        pieces.append(
+            {
+                "feature": np.where(split, rule.feature, -1),
+                "threshold": np.where(split, rule.threshold, 0.0),
+                "missing_left": rule.missing_left & split,
+                "child_left": np.where(split, rule.children_left, -1),
+                "child_right": np.where(split, rule.children_right, -1),
+                "left_leaf": rule.left_nodes_ & ~split,
+                "improvement": np.where(split, rule.improvement, 0.0),
+                "missing_seen": rule.missing_seen & split,
+                "category": np.full(split.shape[0], -1),
+            }
+        )
+        start[node] = n_rule_nodes
+        n_rule_nodes += split.shape[0]
+        stop[node] = n_rule_nodes
+    split_rules = SplitRules(
+        **{
+            name: np.concatenate(
+                [piece[name] for piece in pieces] or [np.zeros(0, dtype=field.dtype)]
+            )
+            for name, field in RULE_FIELDS.items()
         }
     )
-    return {"rule_kind": "linear", "estimator": names.pop() if names else None}
+    return split_rules, start, stop
 
 
 # ----------------------------------------------------------------------
@@ -846,8 +1025,12 @@ def unpack_structures(meta, arrays, expect):
     if not isinstance(meta, dict):
         raise ValueError("structures must be a JSON object")
     kind = meta.get("rule_kind")
-    expected_keys = {"rule_kind"} if kind == "engine" else {"rule_kind", "estimator"}
-    if kind not in ("engine", "linear") or set(meta) != expected_keys:
+    expected_keys = {
+        "engine": {"rule_kind"},
+        "linear": {"rule_kind", "estimator"},
+        "mixed": {"rule_kind", "estimators"},
+    }
+    if kind not in expected_keys or set(meta) != expected_keys[kind]:
         raise ValueError(f"unknown structures description {sorted(meta)[:5]}")
     if kind != expect.rule_kind:
         raise ValueError(
@@ -881,19 +1064,46 @@ def unpack_structures(meta, arrays, expect):
     trees = (node_offsets, left, right, n_pos, n_neg)
     if kind == "engine":
         return _unpack_engine(arrays, trees, split, owner, expect)
-    return _unpack_linear(meta, arrays, trees, split, gain, expect)
+    if kind == "linear":
+        return _unpack_linear(meta, arrays, trees, split, gain, expect)
+    return _unpack_mixed(meta, arrays, trees, split, owner, gain, expect)
 
 
-def _unpack_engine(arrays, trees, split, owner, expect):
-    node_offsets, left, right, n_pos, n_neg = trees
-    n_trees = node_offsets.shape[0] - 1
+def _unpack_rules(arrays, rule_nodes, owner, n_trees, n_features, without):
+    """The engine rule arrays of a file, with the ranges of the master nodes.
+
+    Parameters
+    ----------
+    arrays : dict of str to ndarray
+    rule_nodes : ndarray of bool of shape (n_master_nodes,)
+        The master nodes that have a rule (checked trees).
+    owner : ndarray of int
+        The tree of each master node.
+    n_trees : int
+    n_features : int
+        The model's number of features.
+    without : str
+        What the master nodes without a rule are, for the messages.
+
+    Returns
+    -------
+    rule_offsets : ndarray of int64 of shape (n_trees + 1,)
+    fields : dict of str to ndarray
+        The :data:`RULE_FIELDS` over all the rule nodes.
+    start, stop : ndarray of int64 of shape (n_master_nodes,)
+        Each master node's rule range in its tree's rules (-1 without rule).
+    first, last : ndarray of int64
+        The rule ranges of the nodes ``rule_nodes`` in the whole arrays, which
+        they tile in node order (the rules themselves are checked by
+        :func:`_check_engine_rules`).
+    """
     rule_offsets = check_array(
         arrays, "rule_offsets", kinds="iu", shape=(n_trees + 1,), dtype=np.int64
     )
     if rule_offsets[0] != 0 or np.any(np.diff(rule_offsets) < 0):
         raise ValueError("the array rule_offsets does not partition the rules")
-    arrays = _expand_rule_nodes(arrays, left >= 0, owner, rule_offsets)
-    arrays = _thresholds_from_dictionary(arrays, expect.n_features)
+    arrays = _expand_rule_nodes(arrays, rule_nodes, owner, rule_offsets)
+    arrays = _thresholds_from_dictionary(arrays, n_features)
     fields = {}
     for name, field in RULE_FIELDS.items():
         fields[name] = check_array(
@@ -909,44 +1119,60 @@ def _unpack_engine(arrays, trees, split, owner, expect):
             )
     if rule_offsets[-1] != n_rule_nodes:
         raise ValueError("the array rule_offsets does not partition the rules")
-    n_cuts = check_array(arrays, "n_cuts", kinds="iu", shape=(n_trees,))
-    if np.any(n_cuts != 2**expect.rule_max_depth - 1):
-        raise ValueError(
-            f"n_cuts must be 2**max_depth - 1 = {2**expect.rule_max_depth - 1} "
-            "for the LeafRank's max_depth"
+    start, stop = (
+        check_array(
+            arrays,
+            name,
+            kinds="iu",
+            shape=rule_nodes.shape,
+            bounds=(-1, max(n_rule_nodes, 0)),
+            dtype=np.int64,
         )
-    starts, stops = [], []
-    for name, out in (("rule_start", starts), ("rule_stop", stops)):
-        out.append(
-            check_array(
-                arrays,
-                name,
-                kinds="iu",
-                shape=(node_offsets[-1],),
-                bounds=(-1, max(n_rule_nodes, 0)),
-                dtype=np.int64,
-            )
-        )
-    start, stop = starts[0], stops[0]
-    leaf = left == -1
-    if np.any(start[leaf] != -1) or np.any(stop[leaf] != -1):
-        raise ValueError("rule_start and rule_stop must be -1 at the leaves")
-    # the rules of the internal nodes tile the rule arrays, in node order
-    base = rule_offsets[owner[split]]
-    first, last = start[split] + base, stop[split] + base
-    if np.any(start[split] < 0) or np.any(last <= first):
+        for name in ("rule_start", "rule_stop")
+    )
+    if np.any(start[~rule_nodes] != -1) or np.any(stop[~rule_nodes] != -1):
+        raise ValueError(f"rule_start and rule_stop must be -1 at {without}")
+    # the rules of the nodes tile the rule arrays, in node order
+    nodes = np.flatnonzero(rule_nodes)
+    base = rule_offsets[owner[nodes]]
+    first, last = start[nodes] + base, stop[nodes] + base
+    if np.any(start[nodes] < 0) or np.any(last <= first):
         raise ValueError("a rule range is empty or out of bounds")
     expected_first = np.concatenate([[0], last[:-1]])
     if (
         np.any(first != expected_first)
         or (last.shape[0] and last[-1] != n_rule_nodes)
         or (not last.shape[0] and n_rule_nodes)
-        or np.any(last > rule_offsets[owner[split] + 1])
+        or np.any(last > rule_offsets[owner[nodes] + 1])
     ):
         raise ValueError(
             "the rules of the internal nodes must tile the rule arrays, in node order"
         )
-    _check_engine_rules(fields, first, last, expect)
+    return rule_offsets, fields, start, stop, first, last
+
+
+def _unpack_engine(arrays, trees, split, owner, expect):
+    node_offsets, left, right, n_pos, n_neg = trees
+    n_trees = node_offsets.shape[0] - 1
+    rule_offsets, fields, start, stop, first, last = _unpack_rules(
+        arrays, left >= 0, owner, n_trees, expect.n_features, "the leaves"
+    )
+    n_cuts = check_array(arrays, "n_cuts", kinds="iu", shape=(n_trees,))
+    cuts = _cuts(expect.rule_max_depth)
+    if cuts is None or np.any(n_cuts != cuts):
+        value = "" if cuts is None else f" = {cuts}"
+        raise ValueError(
+            f"n_cuts must be 2**max_depth - 1{value} for the LeafRank's max_depth"
+        )
+    _check_engine_rules(
+        fields,
+        first,
+        last,
+        expect.rule_max_depth,
+        expect.n_features,
+        f"the LeafRank's max_depth={expect.rule_max_depth}",
+        f"[0, {expect.n_features})",
+    )
     set_offsets = check_array(
         arrays, "category_set_offsets", kinds="iu", shape=(n_trees + 1,), dtype=np.int64
     )
@@ -987,8 +1213,19 @@ def _unpack_engine(arrays, trees, split, owner, expect):
     return structures
 
 
-def _check_engine_rules(fields, first, last, expect):
-    """Every rule a proper binary tree over its range; fields canonical."""
+def _cuts(max_depth):
+    """``2**max_depth - 1``, the cuts of a LeafRank's rule (None past int64:
+    never computed for a huge depth read from a file)."""
+    return 2**max_depth - 1 if max_depth < 63 else None
+
+
+def _check_engine_rules(fields, first, last, max_depth, n_features, deep, features):
+    """Every rule a proper binary tree over its range; fields canonical.
+
+    ``max_depth`` and ``n_features`` bound every rule, or each rule its own
+    (arrays with one entry per rule); ``deep`` and ``features`` say those
+    bounds in the messages.
+    """
     if not first.shape[0]:
         return
     offsets = np.concatenate([first, last[-1:]])
@@ -1003,11 +1240,10 @@ def _check_engine_rules(fields, first, last, expect):
         raise ValueError("rule: the children of a split must be consecutive")
     if not np.all(split[local == 0]):
         raise ValueError("rule: a rule's root must be a split")
-    if np.any(_depths(parent) > expect.rule_max_depth):
-        raise ValueError(
-            f"rule: a rule is deeper than the LeafRank's max_depth="
-            f"{expect.rule_max_depth}"
-        )
+    if isinstance(max_depth, np.ndarray):
+        max_depth = max_depth[owner]
+    if np.any(_depths(parent) > max_depth):
+        raise ValueError(f"rule: a rule is deeper than {deep}")
     for name, field in RULE_FIELDS.items():
         values = fields[name]
         if field.finite is not None:
@@ -1026,10 +1262,10 @@ def _check_engine_rules(fields, first, last, expect):
             if value is not None and np.any(values[mask] != value):
                 raise ValueError(f"the array rule_{name} must be {value} at {where}")
     feature = fields["feature"][split]
-    if np.any(feature < 0) or np.any(feature >= expect.n_features):
-        raise ValueError(
-            f"rule: a split uses a feature index out of range [0, {expect.n_features})"
-        )
+    if isinstance(n_features, np.ndarray):
+        n_features = n_features[owner][split]
+    if np.any(feature < 0) or np.any(feature >= n_features):
+        raise ValueError(f"rule: a split uses a feature index out of range {features}")
     left_leaf = fields["left_leaf"]
     n_left = np.bincount(owner, weights=left_leaf & ~split, minlength=first.shape[0])
     n_leaves = np.bincount(owner, weights=~split, minlength=first.shape[0])
@@ -1037,17 +1273,14 @@ def _check_engine_rules(fields, first, last, expect):
         raise ValueError("rule: a rule must have inner leaves on both sides")
 
 
-def _unpack_linear(meta, arrays, trees, split, gain, expect):
-    node_offsets, left, right, n_pos, n_neg = trees
-    name = meta.get("estimator")
-    n_rules = split.shape[0]
-    if n_rules and name != expect.estimator_name:
-        raise ValueError(
-            f"the rules come from {name!r} but the leafrank parameter holds "
-            f"{expect.estimator_name!r}"
-        )
-    shape = (n_rules,)
-    all_features = check_array(arrays, "rule_all_features", kinds="b", shape=shape)
+def _unpack_node_features(arrays, n_rules, expect):
+    """The features each internal node's rule was fitted on (FR1).
+
+    Returns ``(all_features, feature_offsets, features, width)``: whether a
+    rule saw all the features, where its draw is in ``features``, and its
+    number of features.
+    """
+    all_features = check_array(arrays, "rule_all_features", kinds="b", shape=(n_rules,))
     feature_offsets = check_array(
         arrays, "rule_feature_offsets", kinds="iu", shape=(n_rules + 1,), dtype=np.int64
     )
@@ -1077,6 +1310,49 @@ def _unpack_linear(meta, arrays, trees, split, gain, expect):
         if not np.all(increasing | (owner[1:] != owner[:-1])):
             raise ValueError("a rule's features must be distinct and increasing")
     width = np.where(all_features, expect.n_features, widths)
+    return all_features, feature_offsets, features, width
+
+
+def _check_rule_gain(arrays, gain):
+    """The gain of each internal node's rule, as its counts say (a local TPR
+    minus FPR, in [0, 1] up to the rounding of the LeafRank's sums)."""
+    rule_gain = check_array(
+        arrays,
+        "rule_gain",
+        kinds="iuf",
+        shape=gain.shape,
+        bounds=(0, 1 + _GAIN_ATOL),
+        dtype=np.float64,
+    )
+    if np.any(np.abs(rule_gain - gain) > _GAIN_ATOL):
+        raise ValueError("a rule's gain does not match the tree's counts")
+    return rule_gain
+
+
+def _check_linear_n_cuts(n_cuts, width, name, max_features):
+    """A linear rule's complexity: the features it uses."""
+    if name == "LinearLeafRank":
+        # the features the rule uses: at least one, at most its width
+        limit = width if max_features is None else np.minimum(width, max_features)
+        if np.any(n_cuts < 1) or np.any(n_cuts > limit):
+            bound = "its width" if max_features is None else "max_features"
+            raise ValueError(f"a linear rule's n_cuts must be in [1, {bound}]")
+    elif np.any(n_cuts != width):
+        raise ValueError("a linear rule's n_cuts must be its number of features")
+
+
+def _unpack_linear_rules(arrays, width, required):
+    """The linear rules' coefficients, importances, intercepts and sides.
+
+    ``width`` is each rule's number of features. ``rule_importance`` is
+    ``required`` (else, absent from a file written before it, the
+    importances are the normalized absolute coefficients).
+
+    Returns
+    -------
+    coef_offsets, coef, importance, intercept, flip : ndarray
+    """
+    n_rules = width.shape[0]
     coef_offsets = check_array(
         arrays, "rule_coef_offsets", kinds="iu", shape=(n_rules + 1,), dtype=np.int64
     )
@@ -1087,63 +1363,220 @@ def _unpack_linear(meta, arrays, trees, split, gain, expect):
         or coef_offsets[-1] != coef.shape[0]
     ):
         raise ValueError("the array rule_coef_offsets does not match the features")
+    if required or "rule_importance" in arrays:
+        importance = check_array(
+            arrays,
+            "rule_importance",
+            kinds="iuf",
+            shape=coef.shape,
+            bounds=(0, 1),
+            dtype=np.float64,
+        )
+        owner = np.repeat(np.arange(n_rules), width)
+        totals = np.bincount(owner, weights=importance, minlength=n_rules)
+        if np.any((totals != 0) & (np.abs(totals - 1) > _GAIN_ATOL)):
+            raise ValueError(
+                "the array rule_importance must sum to 1 (or 0) over each rule"
+            )
+    else:  # a file written before rule_importance: the classifiers' importances
+        importance = np.abs(coef)
+        for a, b in itertools.pairwise(coef_offsets):
+            total = importance[a:b].sum()
+            if total > 0:
+                importance[a:b] /= total
     intercept = check_array(
         arrays,
         "rule_intercept",
         kinds="iuf",
-        shape=shape,
+        shape=(n_rules,),
         finite=True,
         dtype=np.float64,
     )
-    flip = check_array(arrays, "rule_flip", kinds="b", shape=shape)
-    n_cuts = check_array(arrays, "rule_n_cuts", kinds="iu", shape=shape)
-    if expect.estimator_name == "LinearLeafRank":
-        # the features the rule uses: at least one, at most its width
-        if np.any(n_cuts < 1) or np.any(n_cuts > width):
-            raise ValueError("a linear rule's n_cuts must be in [1, its width]")
-    elif np.any(n_cuts != width):
-        raise ValueError("a linear rule's n_cuts must be its number of features")
-    rule_gain = check_array(
-        arrays, "rule_gain", kinds="iuf", shape=shape, bounds=(0, 1), dtype=np.float64
-    )
-    if np.any(np.abs(rule_gain - gain) > _GAIN_ATOL):
-        raise ValueError("a linear rule's gain does not match the tree's counts")
-    rules = []
-    for r in range(n_rules):
-        c = coef[coef_offsets[r] : coef_offsets[r + 1]]
-        weights = np.abs(c)
-        total = weights.sum()
-        rules.append(
-            FrozenLinearLeafRank(
-                c,
-                intercept[r],
-                flip[r],
-                weights / total if total > 0 else weights,
-                n_cuts[r],
-                rule_gain[r],
-                estimator_name=str(name),
-            )
+    flip = check_array(arrays, "rule_flip", kinds="b", shape=(n_rules,))
+    return coef_offsets, coef, importance, intercept, flip
+
+
+def _linear_rules(linear, n_cuts, gain, names):
+    """The frozen linear rules from :func:`_unpack_linear_rules`'s arrays.
+
+    ``names`` are the rules' classifiers: a LinearLeafRank's rule has
+    non-zero coefficients on at most its ``n_cuts`` features.
+    """
+    coef_offsets, coef, importance, intercept, flip = linear
+    own = np.array([name == "LinearLeafRank" for name in names], dtype=bool)
+    owner = np.repeat(np.arange(own.shape[0]), np.diff(coef_offsets))
+    used = np.bincount(owner, weights=coef != 0, minlength=own.shape[0])
+    if np.any(used[own] > n_cuts[own]):
+        raise ValueError("a LinearLeafRank's rule uses more features than its n_cuts")
+    return [
+        FrozenLinearLeafRank(
+            coef[a:b],
+            intercept[r],
+            flip[r],
+            importance[a:b],
+            n_cuts[r],
+            gain[r],
+            estimator_name=str(names[r]),
         )
-    node_rule = np.full(left.shape[0], -1, dtype=np.int64)
-    node_rule[split] = np.arange(n_rules)
+        for r, (a, b) in enumerate(itertools.pairwise(coef_offsets))
+    ]
+
+
+def _unpack_linear(meta, arrays, trees, split, gain, expect):
+    name = meta.get("estimator")
+    n_rules = split.shape[0]
+    if n_rules and name != expect.estimator_name:
+        raise ValueError(
+            f"the rules come from {name!r} but the leafrank parameter holds "
+            f"{expect.estimator_name!r}"
+        )
+    node_features = _unpack_node_features(arrays, n_rules, expect)
+    width = node_features[3]
+    n_cuts = check_array(
+        arrays, "rule_n_cuts", kinds="iu", shape=(n_rules,), dtype=np.int64
+    )
+    _check_linear_n_cuts(n_cuts, width, expect.estimator_name, expect.rule_max_features)
+    rule_gain = _check_rule_gain(arrays, gain)
+    linear = _unpack_linear_rules(arrays, width, required=False)
+    rules = _linear_rules(linear, n_cuts, rule_gain, [name] * n_rules)
+    return _node_structures(trees, split, rules, node_features)
+
+
+def _mixed_kinds(meta, arrays, n_rules, candidates):
+    """The classifiers of a mixed file's linear rules and each node's flag,
+    checked against the MixedLeafRank's candidates."""
+    linear_names = {c.estimator_name for c in candidates if c.kind == "linear"}
+    names = meta.get("estimators")
+    if (
+        not isinstance(names, list)
+        or not all(isinstance(n, str) and n in linear_names for n in names)
+        or len(set(names)) != len(names)
+    ):
+        raise ValueError(
+            "structures.estimators must list distinct classifiers of the "
+            f"MixedLeafRank's linear candidates {sorted(linear_names)}"
+        )
+    kinds = check_array(
+        arrays, MIXED_KINDS, kinds="iu", shape=(n_rules,), bounds=(0, len(names))
+    ).astype(np.int64)
+    used = np.bincount(kinds, minlength=len(names) + 1)
+    if np.any(used[1:] == 0):
+        raise ValueError("structures.estimators lists a classifier no rule uses")
+    if np.any(kinds == 0) and not any(c.kind == "engine" for c in candidates):
+        raise ValueError(
+            f"the array {MIXED_KINDS} marks a box rule but no candidate of the "
+            "MixedLeafRank is a LeafRank"
+        )
+    return names, kinds
+
+
+def _unpack_mixed(meta, arrays, trees, split, owner, gain, expect):
+    node_offsets, left = trees[:2]
+    candidates = expect.candidates
+    depths = sorted({c.max_depth for c in candidates if c.kind == "engine"})
+    n_rules = split.shape[0]
+    names, kinds = _mixed_kinds(meta, arrays, n_rules, candidates)
+    box = kinds == 0
+    node_features = _unpack_node_features(arrays, n_rules, expect)
+    width = node_features[3]
+    n_cuts = check_array(
+        arrays, "rule_n_cuts", kinds="iu", shape=(n_rules,), dtype=np.int64
+    )
+    rule_gain = _check_rule_gain(arrays, gain)
+    # box rules: n_cuts = 2**max_depth - 1 of one of the LeafRank candidates
+    allowed = [_cuts(d) for d in depths if _cuts(d) is not None]
+    if not np.all(np.isin(n_cuts[box], allowed)):
+        raise ValueError(
+            "a box rule's n_cuts must be 2**max_depth - 1 for the max_depth of a "
+            f"LeafRank candidate {depths[:5]}"
+        )
+    for k, name in enumerate(names, start=1):
+        limits = [c.max_features for c in candidates if c.estimator_name == name]
+        max_features = None if None in limits else max(limits)
+        _check_linear_n_cuts(n_cuts[kinds == k], width[kinds == k], name, max_features)
+    linear = _unpack_linear_rules(arrays, width[~box], required=True)
+    linear_rules = _linear_rules(
+        linear,
+        n_cuts[~box],
+        rule_gain[~box],
+        [names[k - 1] for k in kinds[~box]],
+    )
+    box_nodes = np.zeros(left.shape[0], dtype=bool)
+    box_nodes[split[box]] = True
+    _, fields, _, _, first, last = _unpack_rules(
+        arrays,
+        box_nodes,
+        owner,
+        node_offsets.shape[0] - 1,
+        expect.n_features,
+        "the nodes without a box rule",
+    )
+    box_depth = np.round(np.log2(n_cuts[box] + 1)).astype(np.int64)
+    _check_engine_rules(
+        fields,
+        first,
+        last,
+        box_depth,
+        width[box],
+        "its LeafRank's max_depth (log2 of rule_n_cuts + 1)",
+        "[0, its node's number of features)",
+    )
+    if np.any(fields["category"] != -1):
+        raise ValueError(
+            "the array rule_category: a MixedLeafRank's box rule has no "
+            "categorical split"
+        )
+    box_rules = [
+        FrozenTreeLeafRank(
+            children_left=fields["child_left"][a:b],
+            children_right=fields["child_right"][a:b],
+            feature=fields["feature"][a:b],
+            threshold=fields["threshold"][a:b],
+            left_nodes=fields["left_leaf"][a:b],
+            feature_importances=None,
+            n_cuts=cuts,
+            gain=box_gain,
+            missing_left=fields["missing_left"][a:b],
+            missing_seen=fields["missing_seen"][a:b],
+            improvement=fields["improvement"][a:b],
+            n_features=n,
+        )
+        for a, b, cuts, box_gain, n in zip(
+            first, last, n_cuts[box], rule_gain[box], width[box]
+        )
+    ]
+    rules = [None] * n_rules
+    for i, rule in zip(np.flatnonzero(box), box_rules):
+        rules[i] = rule
+    for i, rule in zip(np.flatnonzero(~box), linear_rules):
+        rules[i] = rule
+    return _node_structures(trees, split, rules, node_features)
+
+
+def _node_structures(trees, split, rules, node_features):
+    """Trees whose internal nodes ``split`` hold ``rules`` (in node order),
+    fitted on the features of ``node_features`` (:func:`_unpack_node_features`)."""
+    node_offsets, left, right, n_pos, n_neg = trees
+    all_features, feature_offsets, features = node_features[:3]
+    leafranks = [None] * left.shape[0]
+    node_feature_lists = [None] * left.shape[0]
+    for r, node in enumerate(split):
+        leafranks[node] = rules[r]
+        if not all_features[r]:
+            node_feature_lists[node] = features[
+                feature_offsets[r] : feature_offsets[r + 1]
+            ]
     structures = []
     for t in range(node_offsets.shape[0] - 1):
         a, b = int(node_offsets[t]), int(node_offsets[t + 1])
-        leafranks, node_features = [], []
-        for r in node_rule[a:b]:
-            if r < 0:
-                leafranks.append(None)
-                node_features.append(None)
-            else:
-                leafranks.append(rules[r])
-                node_features.append(
-                    None
-                    if all_features[r]
-                    else features[feature_offsets[r] : feature_offsets[r + 1]]
-                )
         structures.append(
             RankingTreeStructure(
-                left[a:b], right[a:b], n_pos[a:b], n_neg[a:b], leafranks, node_features
+                left[a:b],
+                right[a:b],
+                n_pos[a:b],
+                n_neg[a:b],
+                leafranks[a:b],
+                node_feature_lists[a:b],
             )
         )
     return structures

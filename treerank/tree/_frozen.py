@@ -18,6 +18,7 @@ from treerank.tree._leafrank import (
     box_rules,
     describe_boxes,
     describe_linear,
+    split_importances,
     traverse_binary_tree,
 )
 
@@ -105,11 +106,13 @@ class FrozenTreeLeafRank(_FrozenBase):
     feature : ndarray of int
         Split feature of each inner node.
     threshold : ndarray of float64
-        Split threshold of each inner node (left when ``x <= threshold``).
+        Split threshold of each inner node (left when ``x <= threshold``;
+        ``+inf`` sends every non-missing value left).
     left_nodes : ndarray of bool
         Inner leaves forming the left (better) side.
-    feature_importances : ndarray of float
-        Importances of the features in the rule.
+    feature_importances : ndarray of float or None
+        Importances of the features in the rule; None to compute them from
+        ``improvement`` when asked (then ``n_features`` is required).
     n_cuts : int
         Complexity used by the structural pruning penalty.
     gain : float
@@ -125,6 +128,22 @@ class FrozenTreeLeafRank(_FrozenBase):
     category_labels : sequence or None, default=None
         Per feature, the labels of its category codes (None for a numeric
         feature), used in descriptions.
+    improvement : ndarray of float or None, default=None
+        Criterion improvement of each split, the basis of the feature
+        importances (as :class:`~treerank.LeafRank` computes them); kept so
+        that a model file stores the rule exactly.
+    n_features : int or None, default=None
+        Number of features of the rule, when ``feature_importances`` is None.
+
+    Attributes
+    ----------
+    feature_importances_ : ndarray of shape (n_features,)
+        The given importances, or the normalized non-negative improvements
+        of the splits per feature (computed on each access, so that many
+        rules over many features do not hold one array each).
+    n_features_in_ : int
+    n_cuts_ : int
+    gain_ : float
 
     Examples
     --------
@@ -154,6 +173,8 @@ class FrozenTreeLeafRank(_FrozenBase):
         missing_seen=None,
         categories=None,
         category_labels=None,
+        improvement=None,
+        n_features=None,
     ):
         self.children_left = np.asarray(children_left, dtype=np.intp)
         self.children_right = np.asarray(children_right, dtype=np.intp)
@@ -176,8 +197,20 @@ class FrozenTreeLeafRank(_FrozenBase):
             else [None if c is None else tuple(int(v) for v in c) for c in categories]
         )
         self.category_labels = category_labels
-        self.feature_importances_ = np.asarray(feature_importances, dtype=np.float64)
-        self.n_features_in_ = int(self.feature_importances_.shape[0])
+        self.improvement = (
+            None if improvement is None else np.asarray(improvement, dtype=np.float64)
+        )
+        if feature_importances is None:
+            if self.improvement is None or n_features is None:
+                raise ValueError(
+                    "A frozen tree rule needs its feature_importances, or its "
+                    "improvement and n_features."
+                )
+            self._importances = None
+            self.n_features_in_ = int(n_features)
+        else:
+            self._importances = np.asarray(feature_importances, dtype=np.float64)
+            self.n_features_in_ = int(self._importances.shape[0])
         self.n_cuts_ = int(n_cuts)
         self.gain_ = float(gain)
         n = self.children_left.shape[0]
@@ -192,6 +225,7 @@ class FrozenTreeLeafRank(_FrozenBase):
                     self.left_nodes_,
                     self.missing_left,
                     self.missing_seen,
+                    *(() if self.improvement is None else (self.improvement,)),
                 )
             )
             and len(self.categories) == n
@@ -215,8 +249,18 @@ class FrozenTreeLeafRank(_FrozenBase):
             raise ValueError(
                 "A frozen tree rule splits on a feature that does not exist."
             )
-        if not np.all(np.isfinite(self.threshold[internal])):
-            raise ValueError("A frozen tree rule has a non-finite threshold.")
+        threshold = self.threshold[internal]
+        if not np.all(np.isfinite(threshold) | (threshold == np.inf)):
+            raise ValueError("A frozen tree rule has a NaN or -inf threshold.")
+
+    @property
+    def feature_importances_(self):
+        """Importance of each feature in the rule (normalized)."""
+        if self._importances is not None:
+            return self._importances
+        return split_importances(
+            self.children_left, self.feature, self.improvement, self.n_features_in_
+        )
 
     def _goes_left_arrays(self, X):
         return self._goes_left_rows(X, np.arange(X.shape[0]), None)

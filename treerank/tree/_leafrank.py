@@ -63,6 +63,7 @@ __all__ = [
     "leafrank_goes_left",
     "leafrank_goes_left_rows",
     "resolve_max_features",
+    "split_importances",
     "traverse_binary_tree",
 ]
 
@@ -242,6 +243,42 @@ class RuleTree:
             None,
             self.categories,
         )
+
+
+def split_importances(children_left, feature, improvement, n_features):
+    """Feature importances of a rule tree: each feature's non-negative split
+    improvements, summed in node order and normalized (all zero without any).
+
+    Parameters
+    ----------
+    children_left : ndarray of int of shape (n_nodes,)
+        -1 at the leaves.
+    feature : ndarray of int of shape (n_nodes,)
+        Feature of each split.
+    improvement : ndarray of float of shape (n_nodes,)
+        Criterion improvement of each split.
+    n_features : int
+
+    Returns
+    -------
+    importances : ndarray of float64 of shape (n_features,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank.tree._leafrank import split_importances
+    >>> split_importances(np.array([1, -1, -1]), np.array([1, -1, -1]),
+    ...                   np.array([0.5, 0.0, 0.0]), 2)
+    array([0., 1.])
+    """
+    split = children_left >= 0
+    importances = np.bincount(
+        feature[split],
+        weights=np.maximum(improvement[split], 0.0),
+        minlength=n_features,
+    )
+    total = importances.sum()
+    return importances / total if total > 0 else importances
 
 
 def resolve_max_features(max_features, n_features, name="max_features"):
@@ -651,14 +688,12 @@ class LeafRank(BaseLeafRank):
     @property
     def feature_importances_(self):
         check_is_fitted(self)
-        split = self.tree_.children_left >= 0
-        importances = np.bincount(
-            self.tree_.feature[split],
-            weights=np.maximum(self._improvement[split], 0.0),
-            minlength=self.n_features_in_,
+        return split_importances(
+            self.tree_.children_left,
+            self.tree_.feature,
+            self._improvement,
+            self.n_features_in_,
         )
-        total = importances.sum()
-        return importances / total if total > 0 else importances
 
     def left_rules(self, feature_names=None):
         """The left side as a union of boxes (one per kept inner-tree leaf).

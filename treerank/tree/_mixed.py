@@ -312,8 +312,10 @@ def freeze_leafrank(leafrank):
     """A fitted LeafRank as a frozen rule, when it can be one.
 
     Uses the LeafRank's own ``freeze`` when it has one; a fitted
-    :class:`LeafRank` becomes a :class:`~treerank.tree.FrozenTreeLeafRank`.
-    Other rules are returned as they are.
+    :class:`LeafRank` becomes a :class:`~treerank.tree.FrozenTreeLeafRank`
+    (with where missing values go, whether each split saw some, and the
+    splits' improvements: it describes itself and weighs its features as the
+    LeafRank does). Other rules are returned as they are.
     """
     from treerank.tree._frozen import FrozenTreeLeafRank
 
@@ -332,5 +334,8 @@ def freeze_leafrank(leafrank):
             n_cuts=leafrank.n_cuts_,
             gain=leafrank.gain_,
             missing_left=tree.missing_left,
+            missing_seen=tree.missing_seen,
+            categories=tree.categories,
+            improvement=leafrank._improvement,
         )
     return leafrank

@@ -178,19 +178,12 @@ class RankingTreeStructure:
     def _frozen_rule(self, node):
         """The rule of an internal node of an engine tree, as a frozen LeafRank."""
         arrays = self.rules.arrays(self.rule_start[node], self.rule_stop[node])
-        improvement = np.maximum(arrays.pop("improvement"), 0.0)
         arrays["category_labels"] = self.category_labels
-        split = arrays["children_left"] >= 0
-        importances = np.bincount(
-            arrays["feature"][split],
-            weights=improvement[split],
-            minlength=self.n_features,
-        )
-        total = importances.sum()
         left = self.children_left[node]
         return FrozenTreeLeafRank(
             **arrays,
-            feature_importances=importances / total if total > 0 else importances,
+            feature_importances=None,
+            n_features=self.n_features,
             n_cuts=self.n_cuts,
             gain=float(
                 self.n_pos[left] / self.n_pos[node]
