@@ -300,3 +300,34 @@ def test_fit_score_export_graded_target(tmp_path, capsys, model):
     assert fitted.multipartite == "thresholds"
     # tree b learns "grade >= g" for the grades 3, 5 in turn
     np.testing.assert_array_equal(fitted.tree_thresholds_, [3, 5, 3, 5, 3, 5])
+
+
+@pytest.mark.parametrize("model", ["tree", "forest"])
+@pytest.mark.parametrize("splitter", ["linear", "mixed"])
+def test_fit_with_oblique_splitters_saves_and_scores(
+    tmp_path, train_csv, capsys, model, splitter
+):
+    from treerank.tree import LinearLeafRank, MixedLeafRank
+
+    path, X, _ = train_csv
+    out = tmp_path / f"{model}-{splitter}.trk"
+    options = ["--n-estimators", "3"] if model == "forest" else []
+    fit = ["fit", path, "--target", "label", "--model", model, *options]
+    status, _, err = _run([*fit, "--splitter", splitter, "--out", out], capsys)
+    assert status == 0, err
+    fitted = load_model(out)
+    kind = LinearLeafRank if splitter == "linear" else MixedLeafRank
+    assert isinstance(fitted.leafrank, kind)
+    if model == "forest":
+        assert fitted.max_features is None  # oblique rules see every feature
+    scores_csv = tmp_path / "scores.csv"
+    assert _run(["score", out, path, "--out", scores_csv], capsys)[0] == 0
+    with open(scores_csv) as handle:
+        scores = [float(r["score"]) for r in csv.DictReader(handle)]
+    np.testing.assert_array_equal(scores, fitted.decision_function(X))
+    # monotone constraints are the axis-aligned LeafRank's only
+    status, _, err = _run(
+        [*fit, "--splitter", splitter, "--monotonic", "x1=+1", "--out", out, "--force"],
+        capsys,
+    )
+    assert status != 0 and "monotonic_cst" in err

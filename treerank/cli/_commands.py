@@ -76,6 +76,7 @@ def _build_model(args):
         "max_depth": None if args.max_depth == "none" else args.max_depth,
         "min_samples_split": args.min_samples_split,
     }
+    growth["leafrank"] = _splitter(args.splitter, args.model)
     if args.model == "tree":
         if args.multipartite is not None:
             raise _usage_error("--multipartite applies to --model forest only.")
@@ -88,6 +89,8 @@ def _build_model(args):
         raise _usage_error("--pruning applies to --model tree only.")
     return RankingForest(
         **growth,
+        # oblique rules see all the features of a node (as benchmarked)
+        max_features=None if args.splitter != "axis" else "sqrt",
         n_estimators=args.n_estimators,
         aggregation=args.aggregation,
         multipartite=args.multipartite or "stacked",
@@ -95,6 +98,25 @@ def _build_model(args):
         random_state=args.random_state,
         verbose=1,
     )
+
+
+def _splitter(name, model):
+    """The LeafRank of ``--splitter`` (None: the model's default).
+
+    ``mixed`` in a forest uses the configuration of the real-data benchmark
+    (``benchmarks/results/oblique.md``): boxes of depth 4 on a random square
+    root of the features against a half-space on all of them.
+    """
+    from treerank.tree import LeafRank, LinearLeafRank, MixedLeafRank
+
+    if name == "linear":
+        return LinearLeafRank()
+    if name == "mixed":
+        if model == "forest":
+            boxes = LeafRank(max_depth=4, min_samples_leaf=30, max_features="sqrt")
+            return MixedLeafRank([boxes, LinearLeafRank()])
+        return MixedLeafRank()
+    return None
 
 
 def _check_column_options(args):
