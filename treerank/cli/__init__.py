@@ -387,8 +387,6 @@ def main(argv=None):
         0 on success, 1 for bad data or a bad file, 2 for bad usage (argparse
         exits with 2 itself on unknown options and invalid values).
     """
-    from treerank.cli import _commands
-
     args = _build_parser().parse_args(argv)
     try:
         if args.command == "demo":
@@ -400,6 +398,8 @@ def main(argv=None):
             from treerank.cli._compare import run_compare
 
             return run_compare(args)
+        from treerank.cli import _commands
+
         return getattr(_commands, f"cmd_{args.command}")(args)
     except UsageError as exc:
         _report(args.command, exc)

@@ -12,9 +12,6 @@ markdown, or written as markdown, LaTeX or CSV.
 import csv
 import sys
 
-import numpy as np
-
-from treerank.cli._csv import CsvError, CsvSource
 from treerank.cli._text import escape
 
 __all__ = ["add_compare_arguments", "run_compare"]
@@ -111,6 +108,10 @@ def _models(args, source):
 
 def _read_columns(args, source, models):
     """Scores, labels and query ids, read in chunks through the CSV reader."""
+    import numpy as np
+
+    from treerank.cli._csv import CsvError
+
     numeric = [*models, args.label]
     text = [] if args.qid is None else [args.qid]
     parts = {name: [] for name in numeric + text}
@@ -148,6 +149,7 @@ def run_compare(args):
     from treerank.bridge import compare
     from treerank.cli import UsageError
     from treerank.cli._commands import check_output, text_output
+    from treerank.cli._csv import CsvSource
 
     if args.test == "permutation" and args.qid is None:
         raise UsageError(
