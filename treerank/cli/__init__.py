@@ -107,6 +107,32 @@ def _delimiter(text):
     return value
 
 
+def _decimal(text):
+    named = {"comma": ",", "point": ".", "dot": ".", "period": "."}
+    value = named.get(text.strip().lower(), text.strip())
+    if value not in (".", ","):
+        raise argparse.ArgumentTypeError(f"must be '.' or ','; got {text!r}")
+    return value
+
+
+_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def _size(text):
+    stripped = text.strip().upper().removesuffix("B")
+    unit = stripped[-1:] if stripped[-1:] in ("K", "M", "G") else ""
+    try:
+        value = int(stripped[: len(stripped) - len(unit)]) * _SIZE_UNITS[unit]
+    except ValueError:
+        value = 0
+    if value < 1024:
+        raise argparse.ArgumentTypeError(
+            f"must be a size of at least 1K such as 4096, 512K, 16M or 1G; got "
+            f"{text!r}"
+        )
+    return value
+
+
 def _add_input_options(parser):
     parser.add_argument(
         "--delimiter",
@@ -115,6 +141,23 @@ def _add_input_options(parser):
         metavar="CHAR",
         help="field separator: one character, or 'tab' (default: detected among "
         "',' ';' tab '|')",
+    )
+    parser.add_argument(
+        "--decimal",
+        type=_decimal,
+        default=None,
+        metavar="MARK",
+        help="decimal mark of the numbers: '.' or ',' (default: ',' when the first "
+        "lines have numbers with a decimal comma only and the delimiter is not a "
+        "comma; else '.', or for `score` the mark of the training file)",
+    )
+    parser.add_argument(
+        "--max-line-size",
+        type=_size,
+        default="16M",
+        metavar="SIZE",
+        help="longest line read (a quoted field over several lines counts whole); "
+        "a longer one is an error",
     )
     parser.add_argument(
         "--chunk-size",
@@ -168,6 +211,22 @@ def _add_columns_options(parser):
         metavar="COL",
         help="the feature columns (default: every column but the target, the ids "
         "and the dropped ones)",
+    )
+    parser.add_argument(
+        "--categorical",
+        nargs="+",
+        default=[],
+        metavar="COL",
+        help="read these feature columns as categories even if they hold numbers "
+        "(integer codes); columns of text are categorical anyway",
+    )
+    parser.add_argument(
+        "--numeric",
+        nargs="+",
+        default=[],
+        metavar="COL",
+        help="these feature columns must hold numbers: text in them is an error "
+        "rather than categories",
     )
 
 

@@ -12,7 +12,7 @@ markdown, or written as markdown, LaTeX or CSV.
 import csv
 import sys
 
-from treerank.cli._text import escape
+from treerank.cli._text import escape, shorten
 
 __all__ = ["add_compare_arguments", "run_compare"]
 
@@ -123,7 +123,7 @@ def _read_columns(args, source, models):
             if missing.shape[0]:
                 raise CsvError(
                     f"{source.name}, line {first_line + int(missing[0])}, column "
-                    f"{escape(repr(name))}: missing value (scores and labels must "
+                    f"{shorten(name)}: missing value (scores and labels must "
                     "all be present)."
                 )
         for name, values in chunk.items():
