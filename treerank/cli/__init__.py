@@ -73,6 +73,17 @@ def _depth(text):
         ) from None
 
 
+def _max_leaves(text):
+    if text.strip().lower() in ("auto", "all"):
+        return text.strip().lower()
+    try:
+        return _positive_int(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"must be a positive integer, 'auto' or 'all'; got {text!r}"
+        ) from None
+
+
 def _min_samples_split(text):
     if text.strip().lower() == "auto":
         return "auto"
@@ -379,6 +390,22 @@ def _build_parser():
     export.add_argument(
         "--tree", type=int, default=0, help="index of the tree in a forest"
     )
+    export.add_argument(
+        "--max-leaves",
+        type=_max_leaves,
+        default="auto",
+        metavar="N",
+        help="png: most leaves drawn, the subtrees of the least populated nodes "
+        "collapsed so that the text stays readable ('auto': 32; 'all': every "
+        "leaf, in a figure as wide as the tree)",
+    )
+    export.add_argument(
+        "--max-depth",
+        type=_positive_int,
+        default=None,
+        metavar="D",
+        help="png: deepest level drawn (deeper subtrees collapsed)",
+    )
     _add_output_options(export, default="-", what="output file")
 
     stability = command(
@@ -396,7 +423,11 @@ def _build_parser():
         default=20,
         help="bootstrap replicates",
     )
-    _add_output_options(stability, default=None, what="JSON summary")
+    _add_output_options(
+        stability,
+        default=None,
+        what="summary (.json) or plot (.png, .svg, .pdf), chosen by the extension",
+    )
 
     demo = command(
         "demo",

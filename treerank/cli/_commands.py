@@ -18,7 +18,7 @@ from treerank.cli._data import (
     read_training_data,
 )
 from treerank.cli._text import escape, shorten
-from treerank.utils._io import atomic_path, atomic_write
+from treerank.utils._io import atomic_write
 
 __all__ = ["cmd_export", "cmd_fit", "cmd_score", "cmd_stability"]
 
@@ -512,6 +512,11 @@ def cmd_export(args):
 
     if args.format == "png" and args.out in (None, "-"):
         raise _usage_error("--format png needs --out FILE.png.")
+    if args.format != "png" and (args.max_leaves != "auto" or args.max_depth):
+        raise _usage_error(
+            "--max-leaves and --max-depth apply to --format png only (the other "
+            "formats give the whole tree)."
+        )
     check_output(args.out, force=args.force, mkdir=args.mkdir)
     model, metadata = _load(args.model)
     names = (metadata or {}).get("features")
@@ -519,17 +524,15 @@ def cmd_export(args):
         names = [escape(name) for name in names]
     tree = _export_target(model, args.tree)
     if args.format == "png":
-        import matplotlib
+        from treerank.cli._figures import save_figure, tree_figure
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        from treerank.plotting import plot_tree
-
-        fig = plot_tree(tree, feature_names=names).figure
-        with atomic_path(args.out, overwrite=args.force) as tmp:
-            fig.savefig(tmp, dpi=120, format="png", bbox_inches="tight")
-        plt.close(fig)
+        figure = tree_figure(
+            tree,
+            feature_names=names,
+            max_leaves=None if args.max_leaves == "all" else args.max_leaves,
+            max_depth=args.max_depth,
+        )
+        save_figure(figure, args.out, overwrite=args.force)
         _say(f"wrote {escape(args.out)}")
         return 0
     if args.format == "dot":
@@ -550,9 +553,49 @@ def cmd_export(args):
     return 0
 
 
+_PLOT_FORMATS = (".png", ".svg", ".pdf")
+
+
+def _stability_output(path):
+    """What ``stability --out`` writes: None, "json" or a plot format."""
+    if path is None:
+        return None
+    if path == "-":
+        return "json"
+    extension = os.path.splitext(path)[1].lower()
+    if extension == ".json":
+        return "json"
+    if extension in _PLOT_FORMATS:
+        return extension[1:]
+    raise _usage_error(
+        f"--out {escape(path)}: the output is chosen by its extension, .json (the "
+        "summary) or .png, .svg, .pdf (a plot); got "
+        f"{shorten(extension) if extension else 'no extension'}."
+    )
+
+
+def _write_stability_plot(result, path, file_format, force):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from treerank.cli._figures import save_figure
+    from treerank.plotting import plot_stability
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
+    plot_stability(result, kind="matrix", ax=axes[0])
+    axes[0].set_title("Kendall distances between bootstrap replicates")
+    plot_stability(result, kind="auc", ax=axes[1])
+    axes[1].set_title(f"{result.auc_source} AUC of the replicates")
+    fig.tight_layout()
+    save_figure(fig, path, file_format=file_format, overwrite=force)
+
+
 def cmd_stability(args):
     from treerank.stability import bootstrap_stability
 
+    output = _stability_output(args.out)
     check_output(args.out, force=args.force, mkdir=args.mkdir)
     model = _build_model(args)
     if hasattr(model, "verbose"):
@@ -589,9 +632,12 @@ def cmd_stability(args):
         f"{result.auc_source} AUC {summary['replicate_auc_mean']:.4f} ± "
         f"{summary['replicate_auc_std']:.4f}"
     )
-    if args.out is not None:
+    if output == "json":
         with text_output(args.out, args.force) as handle:
             json.dump(summary, handle, indent=1)
-        if args.out != "-":
-            _say(f"wrote {escape(args.out)}")
+            handle.write("\n")
+    elif output is not None:
+        _write_stability_plot(result, args.out, output, args.force)
+    if output is not None and args.out != "-":
+        _say(f"wrote {escape(args.out)}")
     return 0

@@ -43,6 +43,7 @@ __all__ = [
     "CsvError",
     "CsvSource",
     "looks_like_decimal_comma",
+    "looks_like_decimal_point",
 ]
 
 DELIMITERS = (",", ";", "\t", "|")
@@ -78,6 +79,18 @@ def looks_like_decimal_comma(text):
     [True, True, False, False]
     """
     return bool(_COMMA_NUMBER.match(str(text).strip()))
+
+
+def looks_like_decimal_point(text):
+    """Whether ``text`` reads as a number written with a decimal point.
+
+    Examples
+    --------
+    >>> from treerank.cli._csv import looks_like_decimal_point
+    >>> [looks_like_decimal_point(t) for t in ["2.5", "-.5", "26,5", "1.2.3"]]
+    [True, True, False, False]
+    """
+    return bool(_DOT_NUMBER.match(str(text).strip()))
 
 
 def _size_text(n_bytes):
@@ -230,7 +243,8 @@ class CsvSource:
     decimal : {".", ","} or None, default=None
         Decimal mark of the numbers; None: ``","`` when the first lines show
         numbers with a decimal comma only (and the delimiter is not a comma),
-        else ``default_decimal``.
+        else ``default_decimal``. With a comma delimiter and a decimal comma,
+        the numbers are quoted (``"26,5"``).
     default_decimal : {".", ","}, default="."
         Decimal mark when neither is given nor detected.
     max_line_bytes : int, default=MAX_LINE_BYTES
@@ -282,7 +296,7 @@ class CsvSource:
                 found = _sniff_decimal(lines, self.delimiter, self.name)
                 self.decimal_detected = found is not None
                 self.decimal = default_decimal if found is None else found
-            if self.decimal == self.delimiter:
+            if self.decimal == self.delimiter != ",":
                 raise CsvError(
                     f"{self.name}: the decimal mark {self.decimal!r} cannot also be "
                     "the delimiter; pass another --delimiter or --decimal."

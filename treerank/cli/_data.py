@@ -14,7 +14,11 @@ numeric column with a typo, which categories would hide.
 
 import numpy as np
 
-from treerank.cli._csv import CsvError, looks_like_decimal_comma
+from treerank.cli._csv import (
+    CsvError,
+    looks_like_decimal_comma,
+    looks_like_decimal_point,
+)
 from treerank.cli._text import escape, shorten
 
 __all__ = [
@@ -200,16 +204,15 @@ def _resolve_inferred(source, name, parts, lines):
         ]
     )
     present = values[_present(values)]
-    if (
-        source.decimal == "."
-        and present.shape[0]
-        and all(looks_like_decimal_comma(v) for v in present)
-    ):
+    other = "." if source.decimal == "," else ","
+    looks = looks_like_decimal_point if other == "." else looks_like_decimal_comma
+    if present.shape[0] and all(looks(v) for v in present):
         line, value = first_text
+        mark = "decimal point" if other == "." else "decimal comma"
         raise CsvError(
             f"{source.name}, line {line}, column {column}: {shorten(value)} and the "
-            "other values of the column look like numbers with a decimal comma; "
-            f"pass --decimal ',' (or --categorical {escape(name)} to read them as "
+            f"other values of the column look like numbers with a {mark}; pass "
+            f"--decimal '{other}' (or --categorical {escape(name)} to read them as "
             "categories)."
         )
     return values, "text"
