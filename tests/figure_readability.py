@@ -5,39 +5,44 @@ with: the extent of every visible text (with its background box, if any), in
 pixels of the saved image, and its font size in pixels.
 """
 
-import io
-
 import numpy as np
 
 
 def text_extents(figure, dpi):
-    """(text, font size in px, extent in px) of every visible text of ``figure``.
+    """(text, font size in px, extent in px) of every text drawn in ``figure``.
 
-    The figure is drawn at ``dpi`` as ``savefig(dpi=dpi)`` does.
+    The figure is drawn at ``dpi`` as ``savefig(dpi=dpi)`` does; the texts are
+    those the renderer draws (tick labels of a hidden axis, empty or invisible
+    texts are not).
     """
+    from unittest import mock
+
     from matplotlib.text import Text
 
-    figure.savefig(io.BytesIO(), format="png", dpi=dpi)  # lays out at this dpi
-    original = figure.dpi
+    drawn = []
+    original_draw = Text.draw
+
+    def recording_draw(self, renderer):
+        if self.get_visible() and self.get_text().strip():
+            drawn.append(self)
+        return original_draw(self, renderer)
+
+    original_dpi = figure.dpi
     figure.set_dpi(dpi)
     try:
         renderer = figure.canvas.get_renderer()
-        figure.draw(renderer)
+        with mock.patch.object(Text, "draw", recording_draw):
+            figure.draw(renderer)
         found = []
-        for text in figure.findobj(Text):
-            if not text.get_visible() or not text.get_text().strip():
-                continue
-            if text.axes is not None and not text.axes.get_visible():
-                continue
+        for text in dict.fromkeys(drawn):
             extent = text.get_window_extent(renderer)
             patch = text.get_bbox_patch()
             if patch is not None:
                 extent = type(extent).union([extent, patch.get_window_extent(renderer)])
-            size = text.get_fontsize() * dpi / 72
-            found.append((text.get_text(), size, extent))
+            found.append((text.get_text(), text.get_fontsize() * dpi / 72, extent))
         return found
     finally:
-        figure.set_dpi(original)
+        figure.set_dpi(original_dpi)
 
 
 def readability_problems(figure, dpi, *, min_pixels=8.0, tolerance=0.5):
