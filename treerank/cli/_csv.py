@@ -51,6 +51,7 @@ DECIMAL_MARKS = (".", ",")
 MISSING_MARKERS = ("", "NA", "N/A", "n/a", "NaN", "nan", "NAN", "null", "NULL", "None")
 MAX_LINE_BYTES = 16 << 20
 """Default longest line (bytes; a quoted field spanning lines counts whole)."""
+_CHUNK_BYTES = 64 << 20  # a chunk holds about this much text at most
 _HEAD_BYTES = 1 << 16  # the prefix read to detect the delimiter and decimal mark
 _SNIFF_LINES = 50
 
@@ -430,8 +431,14 @@ class CsvSource:
 
     # -- chunks ---------------------------------------------------------------
     def _next_lines(self, n_rows):
+        """The next lines: at most ``n_rows`` rows and about ``_CHUNK_BYTES``.
+
+        A quoted field may span lines: the lines are read on until its quote
+        closes, within ``max_line_bytes`` from the line that opened it.
+        """
         readline, limit = self._stream.readline, self.max_line_bytes + 1
-        lines = []
+        budget = max(_CHUNK_BYTES, self.max_line_bytes)
+        lines, size = [], 0
         for _ in range(n_rows):
             line = readline(limit)
             if not line:
@@ -440,27 +447,38 @@ class CsvSource:
                 self._line += len(lines)
                 self._readline_too_long()
             lines.append(line)
-        if lines and b"".join(lines).count(b'"') % 2:
-            # a quoted field spans lines: read on until the quotes balance,
-            # within the limit of one line
-            start = len(lines) - 1
-            while start > 0 and b"".join(lines[start:]).count(b'"') % 2 == 0:
-                start -= 1
-            size = sum(map(len, lines[start:]))
-            quotes = 1
-            while quotes % 2:
-                line = readline(limit)
-                if not line:
-                    break
-                lines.append(line)
-                size += len(line)
-                quotes += line.count(b'"')
-                if size > self.max_line_bytes:
-                    raise CsvError(
-                        f"{self.name}, line {self._line + start + 1}: a quoted field "
-                        f"longer than {_size_text(self.max_line_bytes)} (an "
-                        "unbalanced quote?; see --max-line-size)."
-                    )
+            size += len(line)
+            if size >= budget:
+                break
+        if not lines or b"".join(lines).count(b'"') % 2 == 0:
+            return lines
+        # a quoted field is open at the end: find the line that opened it
+        parity, opened = 0, 0
+        for index, line in enumerate(lines):
+            if line.count(b'"') % 2:
+                parity ^= 1
+                if parity:
+                    opened = index
+        size = sum(map(len, lines[opened:]))
+        while parity:
+            if size > self.max_line_bytes:
+                break
+            line = readline(limit)
+            if not line:
+                raise CsvError(
+                    f"{self.name}, line {self._line + opened + 1}: a quote opened "
+                    "on this line is not closed before the end of the file (an "
+                    "unbalanced quote)."
+                )
+            lines.append(line)
+            size += len(line)
+            parity ^= line.count(b'"') % 2
+        if size > self.max_line_bytes:
+            raise CsvError(
+                f"{self.name}, line {self._line + opened + 1}: a quoted field longer "
+                f"than {_size_text(self.max_line_bytes)} (an unbalanced quote?; see "
+                "--max-line-size)."
+            )
         return lines
 
     def _readline_too_long(self):
