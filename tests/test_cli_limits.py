@@ -160,3 +160,21 @@ def test_a_line_cut_by_the_prefix_does_not_mislead_the_detection(tmp_path, capsy
     )
     assert status == 0, err
     assert "delimiter ';'" in err
+
+
+def test_compare_reads_decimal_commas_and_honours_the_line_limit(tmp_path, capsys):
+    path = tmp_path / "s.csv"
+    rows = "".join(f"{i % 7},{(i * 3) % 5},{i % 2}\n" for i in range(40))
+    path.write_text("m1;m2;label\n" + rows.replace(",", ";") + "0,5;1,5;1\n")
+    status, out, err = _run(["compare", path, "--label", "label"], capsys)
+    assert status == 0, err
+    assert "m1" in out
+    status, _, err = _run(
+        ["compare", path, "--label", "label", "--decimal", "."], capsys
+    )
+    assert status == 1 and "'0,5' is not a number" in err
+    path.write_text("m1,m2,label\n1,2,0\n" + "3," + "4" * 5000 + ",1\n")
+    status, _, err = _run(
+        ["compare", path, "--label", "label", "--max-line-size", "4K"], capsys
+    )
+    assert status == 1 and "line 3: longer than 4 KB" in err

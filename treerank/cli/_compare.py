@@ -157,7 +157,12 @@ def run_compare(args):
             "it permutes); without --qid use paired_bootstrap or student."
         )
     check_output(args.out, force=args.force, mkdir=args.mkdir)
-    with CsvSource(args.data, delimiter=args.delimiter) as source:
+    with CsvSource(
+        args.data,
+        delimiter=args.delimiter,
+        decimal=args.decimal,
+        max_line_bytes=args.max_line_size,
+    ) as source:
         source.column_index(args.label, "the --label")
         if args.qid is not None:
             source.column_index(args.qid, "the --qid")
