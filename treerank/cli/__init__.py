@@ -6,8 +6,9 @@ tree as DOT, JSON, text or PNG), ``stability`` (bootstrap instability of a
 ranking algorithm on a CSV file), ``compare`` (paired significance tests between
 rankers' scores in a CSV file) and ``demo``.
 
-Inputs are CSV files with a header row; the delimiter is detected (or given
-with ``--delimiter``), ``-`` reads standard input. Outputs are written
+Inputs are CSV files with a header row; the delimiter and a decimal comma are
+detected (or given with ``--delimiter`` and ``--decimal``), text columns are
+categorical features, ``-`` reads standard input. Outputs are written
 atomically, an existing output is only replaced with ``--force``, and a missing
 output folder is only created with ``--mkdir``; ``-`` (the default of
 ``score`` and ``export``) writes to standard output.
@@ -138,8 +139,7 @@ def _size(text):
         value = 0
     if value < 1024:
         raise argparse.ArgumentTypeError(
-            f"must be a size of at least 1K such as 4096, 512K, 16M or 1G; got "
-            f"{text!r}"
+            f"must be a size of at least 1K such as 4096, 512K, 16M or 1G; got {text!r}"
         )
     return value
 
@@ -426,7 +426,8 @@ def _build_parser():
     _add_output_options(
         stability,
         default=None,
-        what="summary (.json) or plot (.png, .svg, .pdf), chosen by the extension",
+        what="file, chosen by its extension: the summary (.json) or a plot (.png, "
+        ".svg, .pdf),",
     )
 
     demo = command(
