@@ -24,8 +24,8 @@ def test_one_line_when_not_a_terminal(total):
     assert "\r" not in text
     lines = text.splitlines()
     assert len(lines) == 1
-    assert lines[0].startswith(f"fitting: {total}/{total} done in ")
-    assert lines[0].endswith(" s")
+    assert lines[0].startswith("fitting [" + "#" * 30 + f"] {total}/{total} (")
+    assert lines[0].endswith(" s)")
 
 
 def test_close_completes_the_work_in_one_line():
@@ -35,7 +35,7 @@ def test_close_completes_the_work_in_one_line():
     bar.close()
     bar.close()
     assert log.getvalue().count("\n") == 1
-    assert "5/5 done" in log.getvalue()
+    assert "] 5/5 (" in log.getvalue()
 
 
 def test_redrawn_in_place_on_a_terminal(monkeypatch):

@@ -70,7 +70,7 @@ class ProgressBar:
     ...     bar.update()
     >>> bar.close()
     >>> log.getvalue()  # doctest: +ELLIPSIS
-    'fitting: 20/20 done in ... s\\n'
+    'fitting [##############################] 20/20 (... s)\\n'
     """
 
     def __init__(
@@ -112,10 +112,7 @@ class ProgressBar:
             self._drawn_at = now
             self.stream.write(f"\r{self._line()}" + ("\n" if final else ""))
         elif final:
-            self.stream.write(
-                f"{self.label}: {self.done}/{self.total} done in "
-                f"{self._elapsed():.1f} s\n"
-            )
+            self.stream.write(self._line() + "\n")
         else:
             return
         self._finished = final
