@@ -243,6 +243,28 @@ def test_demo_writes_report_plots_and_graphs(tmp_path, capsys):
     for row in cells:  # test AUC within 0.03 of AUC*
         assert abs(float(row[4]) - float(row[5])) < 0.03
     assert not list(out.glob(".tmp-*"))
+    # the time spent compiling kernels is reported apart from the fit times
+    assert "| kernel compilation (s) |" in printed and "numba kernels" in printed
+    assert "numba kernels" in (out / "summary.md").read_text()
+
+
+def test_compile_timer_measures_numba_compilation():
+    import numba
+
+    from treerank.cli._demo import CompileTimer
+
+    @numba.njit
+    def add_one(x):  # a new function: compiled on its first call
+        return x + 1
+
+    timer = CompileTimer()
+    with timer:
+        assert add_one(1) == 2
+    assert timer.count == 1 and timer.seconds > 0
+    again = CompileTimer()
+    with again:
+        assert add_one(2) == 3  # compiled already
+    assert again.count == 0 and again.seconds == 0.0
 
 
 def test_python_dash_m_runs_the_cli():

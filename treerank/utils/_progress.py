@@ -96,7 +96,8 @@ class ProgressBar:
     def _line(self):
         filled = int(self.width * self.done / self.total)
         bar = "#" * filled + "." * (self.width - filled)
-        return f"{self.label} [{bar}] {self.done}/{self.total} ({self._elapsed():.1f} s)"
+        elapsed = self._elapsed()
+        return f"{self.label} [{bar}] {self.done}/{self.total} ({elapsed:.1f} s)"
 
     def _draw(self, final=False):
         if not self.enabled or self._finished:
