@@ -509,8 +509,10 @@ default=None
         y : array-like of shape (n_samples,)
             Binary labels (the larger value, or True, is positive; strings are
             refused as ambiguous), or more than two integer grades (higher
-            first): each tree then learns one threshold "grade >= g", the
-            thresholds cycled over the trees (see :ref:`multipartite`).
+            first): what each tree then learns is set by ``multipartite``
+            (by default every threshold "grade >= g" at once; with
+            ``"thresholds"``, one threshold per tree, cycled over the trees;
+            see :ref:`multipartite`).
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights, multiplied by the bootstrap multiplicities.
 
