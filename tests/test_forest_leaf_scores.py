@@ -151,10 +151,14 @@ def test_median_aggregates_each_trees_order_of_its_leaves(squares, leaf_scores):
         n_estimators=10, leaf_scores=leaf_scores, random_state=0
     ).fit(X, y)
     # each tree ranks a cell at the position of its leaf among the tree's
-    # leaves ordered by their values (ties share a position)
+    # leaves ordered by their values (ties share a position); rates are
+    # compared in steps of 0.05
+    values = forest.leaf_values_
+    if leaf_scores == "rate":
+        values = [np.floor(v / 0.05) for v in values]
     positions = np.column_stack(
         [
-            leaf_positions(forest.leaf_values_[b])[forest.cells_[:, b]]
+            leaf_positions(values[b])[forest.cells_[:, b]]
             for b in range(forest.n_estimators)
         ]
     )

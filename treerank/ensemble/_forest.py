@@ -75,6 +75,10 @@ _MAX_DRAWS = 20
 RATE_SMOOTHING = 30.0
 """Pseudo-rows m of the smoothed leaf rates (``leaf_scores="rate"``), in units of
 the mean weight of a training row."""
+RATE_RESOLUTION = 0.05
+"""Width of the steps in which a tree orders its leaves by rate for the median:
+leaves whose rates fall in one step are tied (the standard error of a rate
+near 1/2 estimated from 100 rows)."""
 
 
 def _draw_sample(rng, n_samples, n_draw, bootstrap, y01, sample_weight):
@@ -235,7 +239,10 @@ class RankingForest(DefaultLeafRankMixin, RankingMixin, ClassifierMixin, BaseEst
         - "rate": by the leaf's positive rate in the tree's sample, smoothed
           along its branch (each node's rate shrunk towards its parent's by 30
           pseudo-rows; see :func:`~treerank.ensemble.rate_leaf_values`): every
-          leaf is placed by its own data, as in a random forest;
+          leaf is placed by its own data, as in a random forest. For the
+          median, a tree ties the leaves whose rates fall in one step of 0.05
+          (the resolution of a rate estimated from 100 rows): it orders two
+          leaves only when their rates differ clearly;
         - "auto": the one of the two whose mean aggregation has the higher
           out-of-bag AUC (VUS for graded targets), "rank" on a tie or without
           out-of-bag rows.
@@ -742,7 +749,10 @@ default=None
         if kind == "rank":  # a tree's leaf rank is its position
             self._leaf_position_table = None
         else:
-            positions = [leaf_positions(v) for v in values]
+            # rates closer than their resolution are tied in the tree's order
+            positions = [
+                leaf_positions(np.floor(v / RATE_RESOLUTION)) for v in values
+            ]
             self._leaf_position_table = (
                 np.concatenate(positions),
                 np.concatenate([[0], np.cumsum(self._n_leaves[:-1])]).astype(
