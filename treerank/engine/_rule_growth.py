@@ -280,7 +280,9 @@ def grow_rule(
     low[0] = 0.0
     high[0] = 1.0
     n_nodes = 1
-    if not direct and not _stays_leaf(0, stop - start, P, N, max_depth, min_leaf):
+    if not direct and not _stays_leaf(
+        np.int64(0), stop - start, P, N, max_depth, min_leaf
+    ):
         n_free -= 1
         slot[0] = free[n_free]
         build_histograms(
@@ -365,7 +367,7 @@ def grow_rule(
             hist = hist_pool[slot[t]]
             while counted < k and visited < n_node_features:
                 if k < n_node_features:
-                    shuffle_prefix(order[visited:], 1, state)
+                    shuffle_prefix(order[visited:], np.int64(1), state)
                 jj = order[visited]
                 f = node_features[jj]
                 before = best[0]
@@ -406,7 +408,7 @@ def grow_rule(
             n_category_sets[0] += 1
             category_set = category_sets[set_row]
             category_set[:] = 0
-            trained_missing_left = False
+            trained_missing_left = np.bool_(False)  # not a literal (one compilation)
             for i in range(int(best[1])):
                 code = best_order[i]
                 if code == MISSING_BIN:

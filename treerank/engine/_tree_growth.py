@@ -127,7 +127,7 @@ def grow_tree(
     category = np.empty(rule_capacity, dtype=np.int32)
     category_sets = np.empty((rule_capacity, 4), dtype=np.uint64)
     n_category_sets = np.zeros(1, dtype=np.int64)
-    n_rule_nodes = 0
+    n_rule_nodes = np.int64(0)  # not a literal: one compilation of grow_rule
 
     stack_capacity = 64
     stack_start = np.empty(stack_capacity, dtype=np.int64)
