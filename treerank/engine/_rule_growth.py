@@ -271,6 +271,9 @@ def _grow_rule_on(
     free = np.arange(n_slots)
     n_free = n_slots
     order = np.arange(n_node_features)
+    # known[t, jj]: feature node_features[jj] takes a single value in inner
+    # node t (found at t or an ancestor): never drawn again below t
+    known = np.zeros((capacity, n_node_features), dtype=np.uint8)
     batch_features = np.empty(n_node_features, dtype=np.int64)
     best = np.empty(6, dtype=np.float64)
     best_order = np.empty(256, dtype=np.int64)
@@ -329,11 +332,16 @@ def _grow_rule_on(
         best_missing = 0.0
         counted = 0
         visited = 0
+        n_candidates = 0  # the features not known to be constant here
+        for jj in range(n_node_features):
+            if known[t, jj] == 0:
+                order[n_candidates] = jj
+                n_candidates += 1
         if direct:
             tmp = hist_pool[0]
-            while counted < k and visited < n_node_features:
-                batch = min(k - counted, n_node_features - visited)
-                shuffle_prefix(order[visited:], batch, state)
+            while counted < k and visited < n_candidates:
+                batch = min(k - counted, n_candidates - visited)
+                shuffle_prefix(order[visited:n_candidates], batch, state)
                 for jj in range(batch):
                     batch_features[jj] = node_features[order[visited + jj]]
                 build_histograms(
@@ -362,15 +370,17 @@ def _grow_rule_on(
                         high[t],
                     ):
                         counted += 1
+                    else:
+                        known[t, order[visited + jj]] = 1
                     if best[0] > before:
                         best_feature = f
                         best_missing = tmp[jj, MISSING_BIN, 2]
                 visited += batch
         else:
             hist = hist_pool[slot[t]]
-            while counted < k and visited < n_node_features:
-                if k < n_node_features:
-                    shuffle_prefix(order[visited:], np.int64(1), state)
+            while counted < k and visited < n_candidates:
+                if k < n_candidates:
+                    shuffle_prefix(order[visited:n_candidates], np.int64(1), state)
                 jj = order[visited]
                 f = node_features[jj]
                 before = best[0]
@@ -394,6 +404,8 @@ def _grow_rule_on(
                     high[t],
                 ):
                     counted += 1
+                else:
+                    known[t, jj] = 1
                 if best[0] > before:
                     best_feature = f
                     best_missing = hist[jj, MISSING_BIN, 2]
@@ -472,6 +484,9 @@ def _grow_rule_on(
         high[left] = high[t]
         low[right] = low[t]
         high[right] = high[t]
+        for jj in range(n_node_features):
+            known[left, jj] = known[t, jj]
+            known[right, jj] = known[t, jj]
         if monotonic[best_feature] != 0 and best[5] < 0.5:
             # children's values on either side of their midpoint, for good
             a = pos[left] / P
