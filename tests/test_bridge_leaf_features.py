@@ -154,42 +154,46 @@ def test_leaf_surrogate_pipeline_beats_the_forest_on_ndcg10():
     # learned by a list surrogate improve mean NDCG@10 over the forest's own
     # scores, the forest being fitted on binarized relevance (y >= 1).
     # A forest of shallow trees with large leaves (the defaults before the
-    # real-data study), its trees scoring their leaves by rank (0.8670):
-    # re-scoring its leaves gains +0.017 / +0.022. The default deep forest
-    # ranks better by itself (0.8717 at 10 trees, 0.9044 at 100), and the
-    # re-scored leaves gain less there: +0.005 / +0.007 at 10 trees, +0.007 /
-    # -0.014 at 100. Scoring the leaves by their smoothed rates
-    # (leaf_scores="rate", which "auto" picks here) also re-scores them from
-    # the data: the same shallow forest then reaches 0.8795 by itself.
+    # real-data study) whose trees score their leaves by rank. Over six seeds
+    # of the forest, the leaves re-scored by the squared NDCG surrogate gain
+    # +0.0085 on average (5 of 6 ahead; one seed alone is not evidence: a single
+    # seed once showed +0.017), and by SLAM -0.0003 (3 of 6 ahead).
     X, y, qid = make_learning_to_rank(150, random_state=0)
     X_test, y_test, qid_test = make_learning_to_rank(200, random_state=100)
-    forest = RankingForest(
-        n_estimators=10,
-        max_depth=5,
-        min_samples_split=50,
-        leafrank=LeafRank(max_depth=4, min_samples_leaf=30),
-        leaf_scores="rank",
-        random_state=0,
-    )
-    baseline = clone(forest).fit(X, (y >= 1).astype(int))
-    base = evaluate(
-        baseline, X_test, y_test, qid_test, metrics="ndcg@10", n_bootstrap=0
-    ).means["ndcg@10"]
-    embedding = LeafEmbedding(forest, threshold=1).fit(X, y)
-    # the embedding's partition is exactly the baseline's
-    np.testing.assert_array_equal(
-        embedding.estimator_.apply(X_test), baseline.apply(X_test)
-    )
-    leaves, leaves_test = embedding.transform(X), embedding.transform(X_test)
-    for loss, alpha in [
-        (SLAMSurrogate(weights="ndcg@k", k=10), 0.1),
-        ("squared_ndcg", 1.0),
-    ]:
-        ranker = LinearSurrogateRanker(loss=loss, alpha=alpha).fit(leaves, y, qid=qid)
-        value = ndcg_score(
-            y_test, ranker.decision_function(leaves_test), qid=qid_test, k=10
+    gains = {"squared_ndcg": [], "slam": []}
+    for seed in range(6):
+        forest = RankingForest(
+            n_estimators=10,
+            max_depth=5,
+            min_samples_split=50,
+            leafrank=LeafRank(max_depth=4, min_samples_leaf=30),
+            leaf_scores="rank",
+            random_state=seed,
         )
-        assert value > base + 0.01, (loss, value, base)
+        baseline = clone(forest).fit(X, (y >= 1).astype(int))
+        base = evaluate(
+            baseline, X_test, y_test, qid_test, metrics="ndcg@10", n_bootstrap=0
+        ).means["ndcg@10"]
+        embedding = LeafEmbedding(forest, threshold=1).fit(X, y)
+        # the embedding's partition is exactly the baseline's
+        np.testing.assert_array_equal(
+            embedding.estimator_.apply(X_test), baseline.apply(X_test)
+        )
+        leaves, leaves_test = embedding.transform(X), embedding.transform(X_test)
+        for name, loss, alpha in [
+            ("slam", SLAMSurrogate(weights="ndcg@k", k=10), 0.1),
+            ("squared_ndcg", "squared_ndcg", 1.0),
+        ]:
+            ranker = LinearSurrogateRanker(loss=loss, alpha=alpha)
+            ranker.fit(leaves, y, qid=qid)
+            value = ndcg_score(
+                y_test, ranker.decision_function(leaves_test), qid=qid_test, k=10
+            )
+            gains[name].append(value - base)
+    squared = np.array(gains["squared_ndcg"])
+    assert squared.mean() > 0.005, squared
+    assert (squared > 0).sum() >= 4, squared
+    assert np.mean(gains["slam"]) > -0.01, gains["slam"]
 
 
 # checks whose generated targets are all >= 1: a single class after binarization
