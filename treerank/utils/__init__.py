@@ -10,6 +10,7 @@ from treerank.utils.validation import (
     check_sample_weight,
     check_scores,
     check_training_target,
+    normalize_sample_weight,
 )
 
 __all__ = [
@@ -19,4 +20,5 @@ __all__ = [
     "check_sample_weight",
     "check_scores",
     "check_training_target",
+    "normalize_sample_weight",
 ]
