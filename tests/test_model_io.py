@@ -1020,7 +1020,7 @@ TAMPERING = {
     "n_features_in too small": (
         "tree",
         _set("n_features_in", 1),
-        "out of range",
+        r"rule_feature holds the index \d, outside \[0, 1\)",
     ),
     "feature names length": (
         "tree",
@@ -1105,7 +1105,8 @@ TAMPERING = {
     "child out of range": (
         "tree",
         _array("children_left", lambda x, a: x.__setitem__(0, 10**6)),
-        "children_left holds values outside",
+        r"children_left holds the index 1000000, outside \[0, \d+\) "
+        r"\(\d+ is its tree's size; -1 allowed\)",
     ),
     "cycle": (
         "tree",
@@ -1181,7 +1182,8 @@ TAMPERING = {
                 _first_rule_split(a), len(a["rule_threshold_values"])
             ),
         ),
-        "rule_threshold_index is outside its feature's thresholds",
+        r"rule_threshold_index holds the index \d+, outside \[0, \d+\) \(\d+ is the "
+        "number of thresholds of its feature\\)",
     ),
     "threshold offsets of other features": (
         "tree",
@@ -1201,7 +1203,7 @@ TAMPERING = {
     "feature out of range": (
         "tree_full",
         _array("rule_feature", lambda x, a: x.__setitem__(_first_rule_split(a), 4)),
-        r"feature index out of range \[0, 4\)",
+        r"rule_feature holds the index 4, outside \[0, 4\) \(4 is the number of",
     ),
     "left leaf at a split": (
         "tree_full",
@@ -1287,7 +1289,7 @@ TAMPERING = {
     "compact feature out of range": (
         "tree",
         _array("rule_feature", lambda x, a: x.__setitem__(0, 4)),
-        r"feature index out of range \[0, 4\)",
+        r"rule_feature holds the index 4, outside \[0, 4\) \(4 is the number of",
     ),
     "leaf side bits all left": (
         "tree",
@@ -1367,7 +1369,7 @@ TAMPERING = {
     "mixed flag out of range": (
         "mixed",
         _array("rule_kinds", lambda x, a: x.__setitem__(0, 2)),
-        "rule_kinds holds values outside",
+        r"rule_kinds holds the index 2, outside \[0, 2\)",
     ),
     "mixed flags missing": (
         "mixed",
@@ -1420,7 +1422,7 @@ TAMPERING = {
     "mixed box feature past its node's features": (
         "mixed_full",
         _box_feature_past_its_node,
-        r"out of range \[0, its node's number of features\)",
+        r"rule_feature holds the index 3, outside \[0, 3\) \(3 is its node's number of",
     ),
     "mixed box rule all left": (
         "mixed_full",

@@ -44,6 +44,7 @@ from treerank.model_io import _multipartite
 from treerank.model_io._archive import (
     DEFAULT_MAX_BYTES,
     check_array,
+    check_indices,
     read_archive,
     write_archive,
 )
@@ -522,8 +523,11 @@ def _decode_common(model, description):
     _decode_categories(model, description)
 
 
-def _expectations(tree_template, n_features):
-    """What a TreeRank's parameters say of its trees (TreeExpectations)."""
+def _expectations(tree_template, n_features, category_encoder=None):
+    """What a TreeRank's parameters say of its trees (TreeExpectations).
+
+    ``category_encoder`` is the model's (None without categorical features).
+    """
     leafrank = tree_template._leafrank_template()
     if isinstance(leafrank, LeafRank):
         engine_growth_params(  # refuses max_features beyond n_features
@@ -533,11 +537,15 @@ def _expectations(tree_template, n_features):
             max_features_node=tree_template.max_features_node,
             n_features=n_features,
         )
+        categorical = None
+        if category_encoder is not None:
+            categorical = tuple(bool(c) for c in category_encoder.is_categorical_)
         return TreeExpectations(
             n_features,
             tree_template.max_depth,
             "engine",
             rule_max_depth=leafrank.max_depth,
+            categorical=categorical,
         )
     n_node = resolve_max_features(
         tree_template.max_features_node, n_features, "max_features_node"
@@ -673,7 +681,7 @@ def _decode_treerank(description, arrays, runtime):
         expected = {"calibration_knots", "calibration_knot_proba"}
     if model.pruning is not None and model.ccp_alpha != 0:
         raise ValueError(f"ccp_alpha must be 0 with pruning={model.pruning!r}")
-    expect = _expectations(model, model.n_features_in_)
+    expect = _expectations(model, model.n_features_in_, model._category_encoder)
     structures = unpack_structures(description["structures"], arrays, expect)
     if len(structures) != 1:
         raise ValueError(f"a TreeRank has one tree; the file holds {len(structures)}")
@@ -839,7 +847,7 @@ def _decode_forest(description, arrays, runtime):
     model = _decode_estimator(RankingForest, description, runtime)
     _decode_common(model, description)
     template = model._tree_template()
-    expect = _expectations(template, model.n_features_in_)
+    expect = _expectations(template, model.n_features_in_, model._category_encoder)
     structures = unpack_structures(description["structures"], arrays, expect)
     if len(structures) != model.n_estimators:
         raise ValueError(
@@ -960,20 +968,18 @@ def _median_from_corners(model, arrays):
         )
     limits = np.array([grid.shape[0] + 1 for grid in grids])
     codes = check_array(
-        arrays,
-        "cell_corners",
-        kinds="iu",
-        ndim=2,
-        shape=(None, model.n_features_in_),
-        bounds=(0, int(limits.max())),
+        arrays, "cell_corners", kinds="iu", ndim=2, shape=(None, model.n_features_in_)
     )
     n_cells = codes.shape[0]
     if n_cells == 0:
         raise ValueError("the array cell_corners is empty")
-    if np.any(codes > limits[None, :]):
-        raise ValueError(
-            "a cell corner is outside the grid of its feature's thresholds"
-        )
+    # a code per feature, 0 to the number of its thresholds + 1 (missing)
+    check_indices(
+        codes,
+        limits[None, :] + 1,
+        "cell_corners",
+        size_name="a code of the grid of its feature's thresholds",
+    )
     sizes = check_array(
         arrays, "cell_bucket_sizes", kinds="iu", bounds=(1, n_cells), dtype=np.int64
     )
@@ -1014,29 +1020,26 @@ def _cell_weights(arrays, n_cells):
 def _median_from_cells(arrays, n_leaves):
     """Cells, consensus and masses of a file storing the cells as leaf tuples."""
     cells = check_array(
-        arrays,
-        "cells",
-        kinds="iu",
-        ndim=2,
-        shape=(None, n_leaves.shape[0]),
-        bounds=(0, int(n_leaves.max()) - 1),
-        dtype=np.int32,
+        arrays, "cells", kinds="iu", ndim=2, shape=(None, n_leaves.shape[0])
     )
     n_cells = cells.shape[0]
     if n_cells == 0:
         raise ValueError("the array cells is empty")
-    if np.any(cells >= n_leaves[None, :].astype(np.int32)):
-        raise ValueError("a cell refers to a leaf that its tree does not have")
+    # each cell's leaf in every tree
+    cells = check_indices(
+        cells,
+        n_leaves[None, :],
+        "cells",
+        size_name="a cell refers to a leaf that its tree does not have",
+    ).astype(np.int32)
     if not _lexicographically_increasing(cells):
         raise ValueError("the cells must be distinct and sorted (lexicographically)")
-    consensus = check_array(
-        arrays,
+    consensus = check_indices(
+        check_array(arrays, "consensus", kinds="iu", shape=(n_cells,)),
+        n_cells,
         "consensus",
-        kinds="iu",
-        shape=(n_cells,),
-        bounds=(0, n_cells - 1),
-        dtype=np.int64,
-    )
+        size_name="a position among the cells",
+    ).astype(np.int64)
     weights = _cell_weights(arrays, n_cells)
     return cells, consensus, weights
 

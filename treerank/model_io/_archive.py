@@ -69,6 +69,8 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "MAX_MEMBERS",
     "check_array",
+    "check_indices",
+    "check_offsets",
     "read_archive",
     "write_archive",
 ]
@@ -693,6 +695,127 @@ def check_array(
                 raise ValueError(f"the array {name} does not fit {dtype}.")
         array = array.astype(dtype, copy=False)
     return array
+
+
+def check_indices(indices, size, name, *, sentinel=None, size_name=None):
+    """Check an array of indices from both sides: every entry in ``[0, size)``.
+
+    The one check of every index a model file holds (children of tree nodes,
+    features, thresholds of a feature, category sets, leaves of a cell,
+    positions of a consensus, columns of a transformer...), so that no index
+    can wrap around (a negative index reads from the end of numpy arrays) or
+    run past its target.
+
+    Parameters
+    ----------
+    indices : ndarray of int
+        The indices (any shape).
+    size : int or ndarray of int
+        Length of the indexed sequence, or one length per entry (broadcast
+        against ``indices``).
+    name : str
+        The array, for the message.
+    sentinel : int or None, default=None
+        A value allowed besides the indices (``-1``: "none", e.g. the children
+        of a leaf).
+    size_name : str or None, default=None
+        What ``size`` is, for the message (e.g. "its node's number of
+        features": "... outside [0, 3) (3 is its node's number of features)").
+
+    Returns
+    -------
+    indices : ndarray of intp
+
+    Raises
+    ------
+    ValueError
+        Naming the array and the first index out of range.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank.model_io._archive import check_indices
+    >>> check_indices(np.array([2, -1, 0]), 3, "children", sentinel=-1)
+    array([ 2, -1,  0])
+    >>> check_indices(np.array([[0, 4], [1, 1]]), np.array([2, 5]), "cells")
+    array([[0, 4],
+           [1, 1]])
+    >>> check_indices(np.array([1, -1]), 3, "rule_threshold_index")
+    Traceback (most recent call last):
+    ...
+    ValueError: the array rule_threshold_index holds the index -1, outside [0, 3).
+    """
+    indices = np.asarray(indices)
+    if indices.dtype.kind not in "iu":
+        raise ValueError(
+            f"the array {name} holds {_KIND_NAMES.get(indices.dtype.kind, 'values')} "
+            f"({indices.dtype}); expected integer indices."
+        )
+    if not indices.size:
+        return indices.astype(np.intp)
+    valid = (indices >= 0) & (indices < size)
+    if sentinel is not None:
+        valid |= indices == sentinel
+    if not np.all(valid):
+        where = np.unravel_index(np.argmin(valid), valid.shape)
+        bound = int(np.broadcast_to(size, indices.shape)[where])
+        notes = [
+            f"{bound} is {size_name}" if size_name is not None else None,
+            f"{sentinel} allowed" if sentinel is not None else None,
+        ]
+        notes = "; ".join(note for note in notes if note)
+        raise ValueError(
+            f"the array {name} holds the index {int(indices[where])}, outside "
+            f"[0, {bound})" + (f" ({notes})." if notes else ".")
+        )
+    return indices.astype(np.intp, copy=False)
+
+
+def check_offsets(offsets, total, name, *, strict=False):
+    """Check an array of offsets: from 0 to ``total``, never decreasing.
+
+    Offsets cut concatenated arrays into pieces (the nodes of each tree, the
+    coefficients of each rule...): piece ``k`` is ``offsets[k]:offsets[k + 1]``.
+
+    Parameters
+    ----------
+    offsets : ndarray of int of shape (n_pieces + 1,)
+    total : int or None
+        Length of the concatenated array (None: any, the last offset).
+    name : str
+        The array, for the message.
+    strict : bool, default=False
+        Refuse empty pieces (increasing offsets).
+
+    Returns
+    -------
+    offsets : ndarray of int64
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank.model_io._archive import check_offsets
+    >>> check_offsets(np.array([0, 2, 2, 5]), 5, "rule_coef_offsets")
+    array([0, 2, 2, 5])
+    >>> check_offsets(np.array([0, 3, 2]), 2, "node_offsets")
+    Traceback (most recent call last):
+    ...
+    ValueError: the array node_offsets must start at 0, never decrease and end at 2.
+    """
+    offsets = np.asarray(offsets)
+    steps = np.diff(offsets.astype(np.int64)) if offsets.dtype.kind in "iu" else None
+    if (
+        steps is None
+        or offsets.ndim != 1
+        or offsets.shape[0] == 0
+        or offsets[0] != 0
+        or np.any(steps <= 0 if strict else steps < 0)
+        or (total is not None and offsets[-1] != total)
+    ):
+        end = "" if total is None else f" and end at {total}"
+        order = "increase" if strict else "never decrease"
+        raise ValueError(f"the array {name} must start at 0, {order}{end}.")
+    return offsets.astype(np.int64, copy=False)
 
 
 def _open_regular_file(path):

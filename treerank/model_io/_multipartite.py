@@ -17,7 +17,7 @@ more than two ``classes``.
 import numpy as np
 
 from treerank.ensemble._multipartite import GradedCalibration
-from treerank.model_io._archive import check_array
+from treerank.model_io._archive import check_array, check_indices
 
 __all__ = [
     "decode_graded_forest",
@@ -42,14 +42,19 @@ def decode_graded_forest(model, description, arrays):
     """Finish decoding a multipartite forest: trees, thresholds, calibration."""
     n_grades = model.classes_.shape[0]
     if model.multipartite == "thresholds":
-        codes = check_array(
-            arrays,
+        codes = check_indices(
+            check_array(
+                arrays, "tree_thresholds", kinds="iu", shape=(len(model.estimators_),)
+            ),
+            n_grades,
             "tree_thresholds",
-            kinds="iu",
-            shape=(len(model.estimators_),),
-            bounds=(1, n_grades - 1),
-            dtype=np.int64,
+            size_name="the grades",
         )
+        if np.any(codes == 0):
+            raise ValueError(
+                "the array tree_thresholds holds 0: a tree cannot learn "
+                "'grade >= the lowest grade'"
+            )
         model.tree_thresholds_ = model.classes_[codes]
     if float(description["calibration_threshold"]) != 0.0:
         raise ValueError("a multipartite forest has a zero decision offset")

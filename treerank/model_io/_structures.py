@@ -69,7 +69,7 @@ from treerank.engine import (
     rule_children,
     rule_improvements_per_feature,
 )
-from treerank.model_io._archive import check_array
+from treerank.model_io._archive import check_array, check_indices, check_offsets
 from treerank.tree._frozen import FrozenLinearLeafRank, FrozenTreeLeafRank
 from treerank.tree._leafrank import ClassifierLeafRank
 from treerank.tree._linear import LinearLeafRank
@@ -207,6 +207,9 @@ class TreeExpectations(NamedTuple):
         Most features a LinearLeafRank's rule uses (linear rules).
     candidates : tuple of RuleCandidate
         The MixedLeafRank's candidates, in order (mixed rules).
+    categorical : tuple of bool or None
+        Which features are categorical (engine rules split them by category
+        sets only, and the others by thresholds only); None: none is.
     """
 
     n_features: int
@@ -217,6 +220,7 @@ class TreeExpectations(NamedTuple):
     estimator_name: str | None = None
     rule_max_features: int | None = None
     candidates: tuple = ()
+    categorical: tuple | None = None
 
 
 # ----------------------------------------------------------------------
@@ -364,38 +368,34 @@ def _thresholds_from_dictionary(arrays, n_features):
     _check_one_threshold_form(arrays)
     if values_name not in arrays:
         return arrays
-    feature = check_array(arrays, "rule_feature", kinds="iu", dtype=np.int64)
-    index = check_array(
-        arrays, index_name, kinds="iu", shape=feature.shape, dtype=np.int64
+    feature = check_indices(
+        check_array(arrays, "rule_feature", kinds="iu"),
+        n_features,
+        "rule_feature",
+        sentinel=-1,
+        size_name="the number of features",
     )
-    if np.any(feature >= n_features) or np.any(feature < -1):
-        raise ValueError(
-            f"rule: a split uses a feature index out of range [0, {n_features})"
-        )
+    index = check_array(arrays, index_name, kinds="iu", shape=feature.shape)
     field = RULE_FIELDS["threshold"]
     values = check_array(arrays, values_name, kinds=field.kinds, dtype=np.float64)
-    offsets = check_array(
-        arrays,
+    offsets = check_offsets(
+        check_array(arrays, offsets_name, kinds="iu", shape=(n_features + 1,)),
+        values.shape[0],
         offsets_name,
-        kinds="iu",
-        shape=(n_features + 1,),
-        bounds=(0, values.shape[0]),
-        dtype=np.int64,
     )
-    if offsets.shape[0] == 0 or offsets[0] != 0 or offsets[-1] != values.shape[0]:
-        raise ValueError(f"the array {offsets_name} does not partition {values_name}")
-    if np.any(np.diff(offsets) < 0):
-        raise ValueError(f"the array {offsets_name} must not decrease")
     inner = feature >= 0
-    sizes = np.diff(offsets)
-    if np.any(index[inner] >= sizes[feature[inner]]):
-        raise ValueError(
-            f"an entry of {index_name} is outside its feature's thresholds"
-        )
+    # each split's index among the thresholds of its own feature (a negative
+    # one would read the previous feature's)
+    inner_index = check_indices(
+        index[inner],
+        np.diff(offsets)[feature[inner]],
+        index_name,
+        size_name="the number of thresholds of its feature",
+    )
     # an inner leaf (feature -1) reads 0.0 from index 0; any other index gives
     # a non-zero threshold, which the checks of the rules then refuse
     threshold = np.where(index == 0, 0.0, 1.0)
-    threshold[inner] = values[offsets[feature[inner]] + index[inner]]
+    threshold[inner] = values[offsets[feature[inner]] + inner_index]
     return {**arrays, "rule_threshold": threshold}
 
 
@@ -871,13 +871,18 @@ def _segments(offsets):
     return owner, base, sizes[owner], local
 
 
-def _check_children(left, right, base, size, local, what):
+def _check_children(
+    left, right, base, size, local, what, names=("children_left", "children_right")
+):
     """Children local to each tree, in range and after their parent; parents.
 
-    Returns the global parent of every node (-1 for the roots). With every
-    node but the roots having exactly one parent, earlier in its tree, each
-    tree is one binary tree rooted at its first node.
+    ``names`` are the arrays of the left and right children, for the
+    messages. Returns the global parent of every node (-1 for the roots).
+    With every node but the roots having exactly one parent, earlier in its
+    tree, each tree is one binary tree rooted at its first node.
     """
+    for children, name in zip((left, right), names):
+        check_indices(children, size, name, sentinel=-1, size_name="its tree's size")
     split = left != -1
     if np.any(right[~split] != -1):
         raise ValueError(f"{what}: a node has a right child but no left child")
@@ -1037,26 +1042,25 @@ def unpack_structures(meta, arrays, expect):
             f"the trees have {kind} rules but the leafrank parameter says "
             f"{expect.rule_kind} rules"
         )
-    node_offsets = check_array(arrays, "node_offsets", kinds="iu", dtype=np.int64)
-    if (
-        node_offsets.shape[0] < 2
-        or node_offsets[0] != 0
-        or np.any(np.diff(node_offsets) <= 0)
-    ):
-        raise ValueError("the array node_offsets must start at 0 and increase")
+    node_offsets = check_offsets(
+        check_array(arrays, "node_offsets", kinds="iu"),
+        None,
+        "node_offsets",
+        strict=True,
+    )
+    if node_offsets.shape[0] < 2:
+        raise ValueError("the array node_offsets describes no tree")
     n_nodes = int(node_offsets[-1])
     shape = (n_nodes,)
-    bounds = (-1, int(np.diff(node_offsets).max()) - 1)
-    left = check_array(
-        arrays, "children_left", kinds="iu", shape=shape, bounds=bounds, dtype=np.int64
-    )
+    left = check_array(arrays, "children_left", kinds="iu", shape=shape, dtype=np.int64)
     right = check_array(
-        arrays, "children_right", kinds="iu", shape=shape, bounds=bounds, dtype=np.int64
+        arrays, "children_right", kinds="iu", shape=shape, dtype=np.int64
     )
     n_pos = check_array(arrays, "n_pos", kinds="iuf", shape=shape, dtype=np.float64)
     n_neg = check_array(arrays, "n_neg", kinds="iuf", shape=shape, dtype=np.float64)
     owner, base, size, local = _segments(node_offsets)
-    parent = _check_children(left, right, base, size, local, "tree")
+    names = ("children_left", "children_right")
+    parent = _check_children(left, right, base, size, local, "tree", names)
     _check_preorder(left, right, owner, local, size, "tree")
     if expect.max_depth is not None and np.any(_depths(parent) > expect.max_depth):
         raise ValueError(f"a tree is deeper than max_depth={expect.max_depth}")
@@ -1097,11 +1101,11 @@ def _unpack_rules(arrays, rule_nodes, owner, n_trees, n_features, without):
         they tile in node order (the rules themselves are checked by
         :func:`_check_engine_rules`).
     """
-    rule_offsets = check_array(
-        arrays, "rule_offsets", kinds="iu", shape=(n_trees + 1,), dtype=np.int64
+    rule_offsets = check_offsets(
+        check_array(arrays, "rule_offsets", kinds="iu", shape=(n_trees + 1,)),
+        None,
+        "rule_offsets",
     )
-    if rule_offsets[0] != 0 or np.any(np.diff(rule_offsets) < 0):
-        raise ValueError("the array rule_offsets does not partition the rules")
     arrays = _expand_rule_nodes(arrays, rule_nodes, owner, rule_offsets)
     arrays = _thresholds_from_dictionary(arrays, n_features)
     fields = {}
@@ -1119,16 +1123,15 @@ def _unpack_rules(arrays, rule_nodes, owner, n_trees, n_features, without):
             )
     if rule_offsets[-1] != n_rule_nodes:
         raise ValueError("the array rule_offsets does not partition the rules")
+    # each master node's range in its tree's rules (the tiling is checked below)
     start, stop = (
-        check_array(
-            arrays,
+        check_indices(
+            check_array(arrays, name, kinds="iu", shape=rule_nodes.shape),
+            n_rule_nodes + end,
             name,
-            kinds="iu",
-            shape=rule_nodes.shape,
-            bounds=(-1, max(n_rule_nodes, 0)),
-            dtype=np.int64,
-        )
-        for name in ("rule_start", "rule_stop")
+            sentinel=-1,
+        ).astype(np.int64)
+        for name, end in (("rule_start", 0), ("rule_stop", 1))
     )
     if np.any(start[~rule_nodes] != -1) or np.any(stop[~rule_nodes] != -1):
         raise ValueError(f"rule_start and rule_stop must be -1 at {without}")
@@ -1171,28 +1174,30 @@ def _unpack_engine(arrays, trees, split, owner, expect):
         expect.rule_max_depth,
         expect.n_features,
         f"the LeafRank's max_depth={expect.rule_max_depth}",
-        f"[0, {expect.n_features})",
-    )
-    set_offsets = check_array(
-        arrays, "category_set_offsets", kinds="iu", shape=(n_trees + 1,), dtype=np.int64
+        "the number of features",
     )
     category_sets = check_array(
         arrays, "category_sets", kinds="u", ndim=2, shape=(None, 4), dtype=np.uint64
     )
-    if (
-        set_offsets[0] != 0
-        or set_offsets[-1] != category_sets.shape[0]
-        or np.any(np.diff(set_offsets) < 0)
-    ):
-        raise ValueError("the array category_set_offsets does not partition the sets")
+    set_offsets = check_offsets(
+        check_array(arrays, "category_set_offsets", kinds="iu", shape=(n_trees + 1,)),
+        category_sets.shape[0],
+        "category_set_offsets",
+    )
+    # each split's category set among its tree's (-1: a threshold split)
+    check_indices(
+        fields["category"],
+        np.repeat(np.diff(set_offsets), np.diff(rule_offsets)),
+        "rule_category",
+        sentinel=-1,
+        size_name="its tree's number of category sets",
+    )
+    _check_split_kinds(fields, expect.categorical, expect.n_features)
     structures = []
     for t in range(n_trees):
         a, b = int(node_offsets[t]), int(node_offsets[t + 1])
         r0, r1 = int(rule_offsets[t]), int(rule_offsets[t + 1])
         c0, c1 = int(set_offsets[t]), int(set_offsets[t + 1])
-        category = fields["category"][r0:r1]
-        if np.any(category < -1) or np.any(category >= c1 - c0):
-            raise ValueError("a categorical split refers to a missing category set")
         rules = SplitRules(
             **{name: array[r0:r1] for name, array in fields.items()},
             category_sets=category_sets[c0:c1],
@@ -1211,6 +1216,24 @@ def _unpack_engine(arrays, trees, split, owner, expect):
             )
         )
     return structures
+
+
+def _check_split_kinds(fields, categorical, n_features):
+    """A categorical feature is split by a category set (threshold 0.0), a
+    numeric feature by a threshold (category -1), as the engine splits them."""
+    split = fields["child_left"] >= 0
+    mask = np.zeros(n_features, dtype=bool)
+    if categorical is not None:
+        mask[:] = categorical
+    on_categories = mask[fields["feature"][split]]
+    by_set = fields["category"][split] >= 0
+    if np.any(by_set != on_categories):
+        raise ValueError(
+            "the array rule_category: a split on a categorical feature must use a "
+            "category set, and a split on a numeric feature a threshold"
+        )
+    if np.any(fields["threshold"][split][by_set] != 0.0):
+        raise ValueError("the array rule_threshold must be 0.0 at categorical splits")
 
 
 def _cuts(max_depth):
@@ -1234,7 +1257,8 @@ def _check_engine_rules(fields, first, last, max_depth, n_features, deep, featur
         fields["child_left"].astype(np.int64),
         fields["child_right"].astype(np.int64),
     )
-    parent = _check_children(cl, cr, base, size, local, "rule")
+    names = ("rule_child_left", "rule_child_right")
+    parent = _check_children(cl, cr, base, size, local, "rule", names)
     split = cl != -1
     if np.any(cr[split] != cl[split] + 1):
         raise ValueError("rule: the children of a split must be consecutive")
@@ -1261,11 +1285,11 @@ def _check_engine_rules(fields, first, last, max_depth, n_features, deep, featur
         ):
             if value is not None and np.any(values[mask] != value):
                 raise ValueError(f"the array rule_{name} must be {value} at {where}")
-    feature = fields["feature"][split]
     if isinstance(n_features, np.ndarray):
         n_features = n_features[owner][split]
-    if np.any(feature < 0) or np.any(feature >= n_features):
-        raise ValueError(f"rule: a split uses a feature index out of range {features}")
+    check_indices(
+        fields["feature"][split], n_features, "rule_feature", size_name=features
+    )
     left_leaf = fields["left_leaf"]
     n_left = np.bincount(owner, weights=left_leaf & ~split, minlength=first.shape[0])
     n_leaves = np.bincount(owner, weights=~split, minlength=first.shape[0])
@@ -1281,23 +1305,17 @@ def _unpack_node_features(arrays, n_rules, expect):
     number of features.
     """
     all_features = check_array(arrays, "rule_all_features", kinds="b", shape=(n_rules,))
-    feature_offsets = check_array(
-        arrays, "rule_feature_offsets", kinds="iu", shape=(n_rules + 1,), dtype=np.int64
-    )
-    features = check_array(
-        arrays,
+    features = check_indices(
+        check_array(arrays, "rule_features", kinds="iu"),
+        expect.n_features,
         "rule_features",
-        kinds="iu",
-        bounds=(0, expect.n_features - 1),
-        dtype=np.intp,
+    )
+    feature_offsets = check_offsets(
+        check_array(arrays, "rule_feature_offsets", kinds="iu", shape=(n_rules + 1,)),
+        features.shape[0],
+        "rule_feature_offsets",
     )
     widths = np.diff(feature_offsets)
-    if (
-        feature_offsets[0] != 0
-        or np.any(widths < 0)
-        or feature_offsets[-1] != features.shape[0]
-    ):
-        raise ValueError("the array rule_feature_offsets does not partition features")
     n_node = expect.n_node_features
     if n_node is None:
         if not np.all(all_features) or np.any(widths != 0):
@@ -1353,15 +1371,13 @@ def _unpack_linear_rules(arrays, width, required):
     coef_offsets, coef, importance, intercept, flip : ndarray
     """
     n_rules = width.shape[0]
-    coef_offsets = check_array(
-        arrays, "rule_coef_offsets", kinds="iu", shape=(n_rules + 1,), dtype=np.int64
-    )
     coef = check_array(arrays, "rule_coef", kinds="iuf", finite=True, dtype=np.float64)
-    if (
-        coef_offsets[0] != 0
-        or np.any(np.diff(coef_offsets) != width)
-        or coef_offsets[-1] != coef.shape[0]
-    ):
+    coef_offsets = check_offsets(
+        check_array(arrays, "rule_coef_offsets", kinds="iu", shape=(n_rules + 1,)),
+        coef.shape[0],
+        "rule_coef_offsets",
+    )
+    if np.any(np.diff(coef_offsets) != width):
         raise ValueError("the array rule_coef_offsets does not match the features")
     if required or "rule_importance" in arrays:
         importance = check_array(
@@ -1456,8 +1472,12 @@ def _mixed_kinds(meta, arrays, n_rules, candidates):
             "structures.estimators must list distinct classifiers of the "
             f"MixedLeafRank's linear candidates {sorted(linear_names)}"
         )
-    kinds = check_array(
-        arrays, MIXED_KINDS, kinds="iu", shape=(n_rules,), bounds=(0, len(names))
+    # 0: a box rule; k >= 1: a linear rule of names[k - 1]
+    kinds = check_indices(
+        check_array(arrays, MIXED_KINDS, kinds="iu", shape=(n_rules,)),
+        len(names) + 1,
+        MIXED_KINDS,
+        size_name="1 + the number of linear classifiers",
     ).astype(np.int64)
     used = np.bincount(kinds, minlength=len(names) + 1)
     if np.any(used[1:] == 0):
@@ -1519,7 +1539,7 @@ def _unpack_mixed(meta, arrays, trees, split, owner, gain, expect):
         box_depth,
         width[box],
         "its LeafRank's max_depth (log2 of rule_n_cuts + 1)",
-        "[0, its node's number of features)",
+        "its node's number of features",
     )
     if np.any(fields["category"] != -1):
         raise ValueError(
