@@ -181,19 +181,17 @@ def test_index_arrays_are_checked_from_both_sides(
     assert "describes an inconsistent model" in message
 
 
-@pytest.mark.parametrize("kind", sorted(MODELS))
-def test_every_integer_entry_made_negative_is_refused_or_harmless(
-    tmp_path, files, kind
-):
-    """Every integer array of the file, every entry (at most 40 per array,
-    spread evenly) made -2: refused, or identical predictions."""
+def _negative_entries(tmp_path, files, kind, per_array):
+    """Every integer array of the file, ``per_array`` entries spread evenly
+    made -2: refused, or identical predictions."""
     source, reference, X_check = files[kind]
     description, arrays = read_archive(source)
     n_cases = n_refused = 0
     for name, array in sorted(arrays.items()):
         if array.dtype.kind not in "iu" or array.size == 0:
             continue
-        for position in np.unique(np.linspace(0, array.size - 1, 40).astype(int)):
+        spread = np.linspace(0, array.size - 1, per_array).astype(int)
+        for position in np.unique(spread):
             edited = dict(arrays)
             edited[name] = array.astype(np.int64)
             edited[name].flat[position] = -2
@@ -209,6 +207,17 @@ def test_every_integer_entry_made_negative_is_refused_or_harmless(
                 model.decision_function(X_check), reference, err_msg=(name, position)
             )
     assert n_refused > 0.9 * n_cases, (n_refused, n_cases)
+
+
+@pytest.mark.parametrize("kind", sorted(MODELS))
+def test_integer_entries_made_negative_are_refused_or_harmless(tmp_path, files, kind):
+    _negative_entries(tmp_path, files, kind, per_array=6)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", sorted(MODELS))
+def test_many_integer_entries_made_negative(tmp_path, files, kind):
+    _negative_entries(tmp_path, files, kind, per_array=60)
 
 
 def test_check_indices_and_offsets():
