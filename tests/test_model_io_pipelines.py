@@ -205,9 +205,9 @@ def _step(description, index):
             ),
             "attribute names \\['__class__'\\] are not allowed",
         ),
-        (
+        (  # an attribute the class does not have (issue 26: exact attributes)
             lambda d: _step(d, 0)["object"]["state"].append(["x", {"list": [1, 2]}]),
-            None,
+            r"StandardScaler has no attribute \['x'\]",
         ),
     ],
 )

@@ -45,7 +45,7 @@ from treerank.model_io._archive import (
     DEFAULT_MAX_BYTES,
     check_array,
     check_indices,
-    read_archive,
+    open_archive,
     write_archive,
 )
 from treerank.model_io._structures import (
@@ -1269,6 +1269,12 @@ def save_model(
     if _pipelines.is_composite(model):  # hook: whole scikit-learn pipelines
         description, arrays = _pipelines.encode_composite(model, encode_estimator)
         description["metadata"] = metadata
+        try:  # the file must load: the checks of load_model, before writing
+            _pipelines.decode_composite(
+                json.loads(json.dumps(description)), arrays, decode_estimator
+            )
+        except ValueError as exc:
+            raise ValueError(f"This {name} cannot be saved: {exc}") from None
         write_archive(path, description, arrays, overwrite=overwrite)
         return
     description, arrays = _encode(model, include_training_data)
@@ -1336,22 +1342,28 @@ def load_model(path, *, with_metadata=False, n_jobs=None, max_bytes=DEFAULT_MAX_
         raise ValueError(f"n_jobs must be an int or None; got {n_jobs!r}.")
     from treerank.model_io import _pipelines
 
-    description, arrays = read_archive(path, max_bytes=max_bytes)
-    try:
-        if description.get("estimator") == _pipelines.COMPOSITE:  # hook: pipelines
-            model = _pipelines.decode_composite(
-                description, arrays, decode_estimator, source=str(path)
+    # the arrays are read when the decoders first use them, after their
+    # declared dtypes and shapes were checked (open_archive)
+    with open_archive(path, max_bytes=max_bytes) as (description, arrays):
+        try:
+            if description.get("estimator") == _pipelines.COMPOSITE:  # pipelines
+                model = _pipelines.decode_composite(
+                    description, arrays, decode_estimator, source=str(path)
+                )
+                metadata = description.get("metadata")
+                if metadata is not None and not isinstance(metadata, dict):
+                    raise ValueError("metadata must be a JSON object")
+            else:
+                model, metadata = _decode(description, arrays, {"n_jobs": n_jobs})
+        except ModelFileError:
+            raise  # an array refused by the archive layer, or an untrusted type
+        except Exception as exc:  # hostile content: every failure is the file's
+            detail = (
+                str(exc)
+                if isinstance(exc, ValueError)
+                else f"{type(exc).__name__}: {exc}"
             )
-            metadata = description.get("metadata")
-            if metadata is not None and not isinstance(metadata, dict):
-                raise ValueError("metadata must be a JSON object")
-        else:
-            model, metadata = _decode(description, arrays, {"n_jobs": n_jobs})
-    except Exception as exc:  # hostile content: every failure is the file's
-        detail = (
-            str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
-        )
-        raise ModelFileError(
-            f"{path} describes an inconsistent model: {detail[:500].rstrip('.')}."
-        ) from None
+            raise ModelFileError(
+                f"{path} describes an inconsistent model: {detail[:500].rstrip('.')}."
+            ) from None
     return (model, metadata) if with_metadata else model

@@ -43,6 +43,7 @@ consistency is then checked when it is rebuilt by ``load_model``).
 # Authors: The treerank developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import contextlib
 import errno
 import hashlib
 import json
@@ -52,6 +53,7 @@ import re
 import stat
 import struct
 import zipfile
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -68,9 +70,14 @@ __all__ = [
     "MAX_JSON_CONTAINERS",
     "MAX_JSON_DEPTH",
     "MAX_MEMBERS",
+    "ArrayView",
+    "MemoryBudget",
     "check_array",
     "check_indices",
     "check_offsets",
+    "declared_array",
+    "memory_budget",
+    "open_archive",
     "read_archive",
     "write_archive",
 ]
@@ -82,9 +89,10 @@ FORMAT_VERSION = 2
 DEFAULT_MAX_BYTES = 2**30
 #: Most members an archive may have (the manifest and model.json included).
 MAX_MEMBERS = 4096
-#: Past this many decompressed bytes, a file may expand at most MAX_EXPANSION times.
-EXPANSION_FLOOR = 32 * 2**20
-MAX_EXPANSION = 100
+#: Past this many decompressed bytes, a file may expand at most MAX_EXPANSION times
+#: (its memory budget: :func:`memory_budget`).
+EXPANSION_FLOOR = 16 * 2**20
+MAX_EXPANSION = 16
 #: Caps of a JSON member: bytes, nesting depth, number of arrays and objects.
 MAX_JSON_BYTES = 4 * 2**20
 MAX_JSON_DEPTH = 64
@@ -511,6 +519,56 @@ def _check_manifest(manifest, infos):
     return entries
 
 
+def memory_budget(file_size, max_bytes=DEFAULT_MAX_BYTES):
+    """Bytes a load may allocate for what a file of ``file_size`` bytes declares.
+
+    ``min(max_bytes, max(EXPANSION_FLOOR, MAX_EXPANSION * file_size))``: a
+    small multiple of the file's own size (model files expand 1 to 7 times
+    when they are large; only small ones, under the floor, compress much
+    more), with ``max_bytes`` as the absolute cap. The archive's members and
+    what the decoders allocate from the file's own numbers (arrays of
+    strings, by their declared item size) are charged against it before
+    they are allocated.
+
+    Examples
+    --------
+    >>> from treerank.model_io._archive import memory_budget
+    >>> memory_budget(10_000) == 16 * 2**20  # the floor
+    True
+    >>> memory_budget(12 * 2**20) == 192 * 2**20  # 16 times the file
+    True
+    """
+    return min(max_bytes, max(EXPANSION_FLOOR, MAX_EXPANSION * file_size))
+
+
+class MemoryBudget:
+    """What a load may still allocate (see :func:`memory_budget`).
+
+    Parameters
+    ----------
+    limit : int
+        The budget in bytes.
+    used : int, default=0
+        Bytes already charged (the archive's members).
+    """
+
+    def __init__(self, limit, used=0):
+        self.limit = int(limit)
+        self.used = int(used)
+
+    def charge(self, nbytes, what):
+        """Count ``nbytes`` more, or raise ``ValueError`` naming ``what``."""
+        left = self.limit - self.used
+        if nbytes > left:
+            raise ValueError(
+                f"{what} would take {nbytes} bytes, more than the {left} "
+                f"left of this file's memory budget ({self.limit} bytes: "
+                f"{MAX_EXPANSION} times the file, at least {EXPANSION_FLOOR}, at most "
+                "max_bytes)"
+            )
+        self.used += int(nbytes)
+
+
 def _check_budget(entries, file_size, max_bytes):
     total = sum(entry["size"] for entry in entries.values())
     if total > max_bytes:
@@ -518,11 +576,13 @@ def _check_budget(entries, file_size, max_bytes):
             f"declares {total} bytes of content, more than the limit of "
             f"{max_bytes} bytes (max_bytes)"
         )
-    if total > EXPANSION_FLOOR and total > MAX_EXPANSION * file_size:
+    if total > memory_budget(file_size, max_bytes):
         raise _Refused(
-            f"would expand {total} / {file_size} = {total / file_size:.0f} times, "
-            f"more than {MAX_EXPANSION}: refused as a likely zip bomb"
+            f"would expand {total} / {file_size} = {total / file_size:.0f} times "
+            f"past {EXPANSION_FLOOR} bytes, more than {MAX_EXPANSION}: refused as "
+            "a likely zip bomb"
         )
+    return MemoryBudget(memory_budget(file_size, max_bytes), total)
 
 
 def _read_json_member(archive, info, limit, expected_digest=None):
@@ -659,21 +719,24 @@ def check_array(
     """
     if name not in arrays:
         raise ValueError(f"the array {name} is missing")
-    array = arrays[name]
-    if array.dtype.kind not in kinds:
+    # the declared dtype and shape first: a lazy archive reads nothing yet
+    declared_dtype, declared_shape = declared_array(arrays, name)
+    if declared_dtype.kind not in kinds:
         expected = " or ".join(dict.fromkeys(_KIND_NAMES[k] for k in kinds))
         raise ValueError(
-            f"the array {name} holds {_KIND_NAMES.get(array.dtype.kind, 'values')} "
-            f"({array.dtype}); expected {expected}."
+            f"the array {name} holds "
+            f"{_KIND_NAMES.get(declared_dtype.kind, 'values')} ({declared_dtype}); "
+            f"expected {expected}."
         )
-    if array.ndim != ndim or (
+    if len(declared_shape) != ndim or (
         shape is not None
-        and any(n is not None and n != m for n, m in zip(shape, array.shape))
+        and any(n is not None and n != m for n, m in zip(shape, declared_shape))
     ):
         raise ValueError(
-            f"the array {name} has shape {array.shape}; expected "
+            f"the array {name} has shape {declared_shape}; expected "
             f"{tuple(shape) if shape is not None else f'{ndim} dimensions'}."
         )
+    array = arrays[name]
     if finite and array.dtype.kind == "f" and not np.all(np.isfinite(array)):
         raise ValueError(f"the array {name} holds NaN or infinity.")
     if bounds is not None and array.size:
@@ -818,6 +881,141 @@ def check_offsets(offsets, total, name, *, strict=False):
     return offsets.astype(np.int64, copy=False)
 
 
+def declared_array(arrays, name):
+    """``(dtype, shape)`` of an array, without reading it from a lazy archive."""
+    declared = getattr(arrays, "declared", None)
+    if declared is not None:
+        return declared(name)
+    array = arrays[name]
+    return array.dtype, tuple(array.shape)
+
+
+class ArrayView(Mapping):
+    """Arrays by name over another mapping: some replaced or added, some hidden,
+    or only those under a prefix (without it). Nothing is read until asked.
+
+    Parameters
+    ----------
+    base : mapping of str to ndarray
+    replace : dict of str to ndarray, default=None
+    hide : iterable of str, default=()
+    prefix : str, default=""
+        Keep only the names of ``base`` starting with it, which is removed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank.model_io._archive import ArrayView
+    >>> base = {"t.a": np.zeros(2), "t.b": np.ones(3), "c": np.ones(1)}
+    >>> view = ArrayView(base, prefix="t.")
+    >>> sorted(view), view["b"].shape
+    (['a', 'b'], (3,))
+    >>> sorted(ArrayView(view, replace={"z": np.zeros(1)}, hide=["a"]))
+    ['b', 'z']
+    """
+
+    def __init__(self, base, replace=None, hide=(), prefix=""):
+        self._base = base
+        self._replace = dict(replace or {})
+        self._hide = set(hide)
+        self._prefix = prefix
+
+    def _inner(self, name):
+        if name in self._replace or name in self._hide:
+            raise KeyError(name)
+        inner = self._prefix + name
+        if inner not in self._base:
+            raise KeyError(name)
+        return inner
+
+    def __getitem__(self, name):
+        if name in self._replace:
+            return self._replace[name]
+        return self._base[self._inner(name)]
+
+    def __contains__(self, name):
+        if name in self._replace:
+            return True
+        try:
+            self._inner(name)
+        except KeyError:
+            return False
+        return True
+
+    def __iter__(self):
+        yield from self._replace
+        for inner in self._base:
+            if inner.startswith(self._prefix):
+                name = inner[len(self._prefix) :]
+                if name not in self._replace and name not in self._hide:
+                    yield name
+
+    def __len__(self):
+        return sum(1 for _ in self)
+
+    def declared(self, name):
+        if name in self._replace:
+            array = self._replace[name]
+            return array.dtype, tuple(array.shape)
+        return declared_array(self._base, self._inner(name))
+
+    @property
+    def budget(self):
+        return getattr(self._base, "budget", None)
+
+
+class ArchiveArrays(Mapping):
+    """The arrays of an open archive, each read and verified when first asked.
+
+    The manifest gives every array's dtype and shape: decoders check them
+    (:func:`check_array`) before the array is read, so that an array of the
+    wrong shape is refused without allocating it, and an array the model
+    does not use is never read (it is refused by name).
+    """
+
+    def __init__(self, archive, infos, entries, path, budget):
+        self._archive = archive
+        self._infos = infos
+        self._entries = entries
+        self._path = path
+        self._cache = {}
+        self._members = {
+            _ARRAY_MEMBER.fullmatch(member).group(1): member
+            for member in entries
+            if member != _DESCRIPTION
+        }
+        self.budget = budget
+
+    def __getitem__(self, name):
+        if name not in self._cache:
+            member = self._members[name]
+            try:
+                self._cache[name] = _read_array_member(
+                    self._archive, self._infos[member], self._entries[member]
+                )
+            except _Refused as exc:
+                raise ModelFileError(f"{self._path}: member {member} {exc}.") from None
+            except Exception as exc:  # zlib.error, EOFError, OSError, ...
+                raise ModelFileError(
+                    f"{self._path}: member {member} is damaged "
+                    f"({type(exc).__name__}: {exc})."
+                ) from None
+        return self._cache[name]
+
+    def __contains__(self, name):
+        return name in self._members
+
+    def __iter__(self):
+        return iter(sorted(self._members))
+
+    def __len__(self):
+        return len(self._members)
+
+    def declared(self, name):
+        entry = self._entries[self._members[name]]
+        return np.dtype(entry["dtype"]), tuple(entry["shape"])
+
+
 def _open_regular_file(path):
     info = os.stat(path)  # FileNotFoundError / PermissionError as they are
     if stat.S_ISDIR(info.st_mode):
@@ -825,6 +1023,96 @@ def _open_regular_file(path):
     if not stat.S_ISREG(info.st_mode):
         raise ModelFileError(f"{path} is not a regular file.")
     return open(path, "rb")
+
+
+def _check_arguments(path, max_bytes):
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise TypeError(
+            "path must be a str or path-like object naming a model file; got "
+            f"{type(path).__name__}."
+        )
+    if (
+        isinstance(max_bytes, bool)
+        or not isinstance(max_bytes, (int, np.integer))
+        or max_bytes < 1
+    ):
+        raise ValueError(f"max_bytes must be a positive int; got {max_bytes!r}.")
+    return os.fsdecode(os.fspath(path))
+
+
+@contextlib.contextmanager
+def open_archive(path, *, max_bytes=DEFAULT_MAX_BYTES):
+    """Open and verify a model archive; its arrays are read when first used.
+
+    The whole-file digest, the central directory, the manifest (with the
+    memory budget, :func:`memory_budget`) and ``model.json`` are checked
+    first; each array is then read and verified when a decoder first asks
+    for it (:class:`ArchiveArrays`), after its declared dtype and shape were
+    checked. Used by :func:`~treerank.model_io.load_model`, so that a file
+    refused for an inconsistent array never allocates the arrays after it.
+
+    Parameters
+    ----------
+    path : str or path-like
+    max_bytes : int, default=DEFAULT_MAX_BYTES
+
+    Yields
+    ------
+    description : dict
+    arrays : ArchiveArrays
+        With a ``budget`` (:class:`MemoryBudget`) holding what is left for
+        the decoders.
+
+    Raises
+    ------
+    TypeError, FileNotFoundError, PermissionError, IsADirectoryError, ModelFileError
+        As :func:`read_archive`.
+    """
+    path = _check_arguments(path, max_bytes)
+    with _open_regular_file(path) as handle:
+        file_size = os.fstat(handle.fileno()).st_size
+        member = None
+        try:
+            _check_seal(handle, file_size, max_bytes)
+            _check_central_directory(handle, file_size)
+            archive = zipfile.ZipFile(handle)
+        except _Refused as exc:
+            raise ModelFileError(f"{path}: {exc}.") from None
+        except Exception as exc:  # BadZipFile, OSError, ...
+            raise ModelFileError(
+                f"{path}: not a readable treerank model file "
+                f"({type(exc).__name__}: {exc})."
+            ) from None
+        with archive:
+            try:
+                infos = _check_members(archive.infolist())
+                member = _MANIFEST
+                manifest = _read_json_member(
+                    archive, infos[_MANIFEST], _MAX_MANIFEST_BYTES
+                )
+                member = None
+                entries = _check_manifest(manifest, infos)
+                budget = _check_budget(entries, file_size, max_bytes)
+                member = _DESCRIPTION
+                entry = entries[_DESCRIPTION]
+                description = _read_json_member(
+                    archive, infos[_DESCRIPTION], entry["size"], entry["sha256"]
+                )
+                if not isinstance(description, dict):
+                    raise _Refused("is not a JSON object")
+            except _Refused as exc:
+                where = "" if member is None else f" member {member}"
+                raise ModelFileError(f"{path}:{where} {exc}.") from None
+            except Exception as exc:  # zlib.error, BadZipFile, EOFError, ...
+                problem = (
+                    "not a readable treerank model file"
+                    if member is None
+                    else f"member {member} is damaged"
+                )
+                raise ModelFileError(
+                    f"{path}: {problem} ({type(exc).__name__}: {exc})."
+                ) from None
+            yield description, ArchiveArrays(archive, infos, entries, path, budget)
 
 
 def read_archive(path, *, max_bytes=DEFAULT_MAX_BYTES):
@@ -869,58 +1157,5 @@ def read_archive(path, *, max_bytes=DEFAULT_MAX_BYTES):
     >>> description, arrays["w"]
     ({'kind': 'demo'}, array([1., 1.]))
     """
-    if not isinstance(path, (str, bytes, os.PathLike)):
-        raise TypeError(
-            "path must be a str or path-like object naming a model file; got "
-            f"{type(path).__name__}."
-        )
-    if (
-        isinstance(max_bytes, bool)
-        or not isinstance(max_bytes, (int, np.integer))
-        or max_bytes < 1
-    ):
-        raise ValueError(f"max_bytes must be a positive int; got {max_bytes!r}.")
-    path = os.fsdecode(os.fspath(path))
-    with _open_regular_file(path) as handle:
-        file_size = os.fstat(handle.fileno()).st_size
-        member = None
-        try:
-            _check_seal(handle, file_size, max_bytes)
-            _check_central_directory(handle, file_size)
-            with zipfile.ZipFile(handle) as archive:
-                infos = _check_members(archive.infolist())
-                member = _MANIFEST
-                manifest = _read_json_member(
-                    archive, infos[_MANIFEST], _MAX_MANIFEST_BYTES
-                )
-                member = None
-                entries = _check_manifest(manifest, infos)
-                _check_budget(entries, file_size, max_bytes)
-                member = _DESCRIPTION
-                entry = entries[_DESCRIPTION]
-                description = _read_json_member(
-                    archive, infos[_DESCRIPTION], entry["size"], entry["sha256"]
-                )
-                if not isinstance(description, dict):
-                    raise _Refused("is not a JSON object")
-                arrays = {}
-                for member in sorted(set(entries) - {_DESCRIPTION}):
-                    name = _ARRAY_MEMBER.fullmatch(member).group(1)
-                    arrays[name] = _read_array_member(
-                        archive, infos[member], entries[member]
-                    )
-        except _Refused as exc:
-            where = "" if member is None else f" member {member}"
-            raise ModelFileError(f"{path}:{where} {exc}.") from None
-        except ModelFileError:
-            raise
-        except Exception as exc:  # zlib.error, BadZipFile, EOFError, OSError, ...
-            problem = (
-                "not a readable treerank model file"
-                if member is None
-                else f"member {member} is damaged"
-            )
-            raise ModelFileError(
-                f"{path}: {problem} ({type(exc).__name__}: {exc})."
-            ) from None
-    return description, arrays
+    with open_archive(path, max_bytes=max_bytes) as (description, arrays):
+        return description, {name: arrays[name] for name in arrays}

@@ -17,7 +17,7 @@ more than two ``classes``.
 import numpy as np
 
 from treerank.ensemble._multipartite import GradedCalibration
-from treerank.model_io._archive import check_array, check_indices
+from treerank.model_io._archive import ArrayView, check_array, check_indices
 
 __all__ = [
     "decode_graded_forest",
@@ -97,11 +97,7 @@ def encode_graded_treerank(model, description, arrays, encode_whole):
 
 def decode_graded_treerank(model, description, arrays, decode_forest):
     """The multipartite TreeRank ``model`` (parameters read) and its consensus."""
-    forest_arrays = {
-        name[len(_PREFIX) :]: value
-        for name, value in arrays.items()
-        if name.startswith(_PREFIX)
-    }
+    forest_arrays = ArrayView(arrays, prefix=_PREFIX)  # read when used
     if len(forest_arrays) != len(arrays):
         raise ValueError("a multipartite TreeRank has only consensus arrays")
     if description["structures"] is not None or description["ccp_alpha_"] is not None:

@@ -69,7 +69,12 @@ from treerank.engine import (
     rule_children,
     rule_improvements_per_feature,
 )
-from treerank.model_io._archive import check_array, check_indices, check_offsets
+from treerank.model_io._archive import (
+    ArrayView,
+    check_array,
+    check_indices,
+    check_offsets,
+)
 from treerank.tree._frozen import FrozenLinearLeafRank, FrozenTreeLeafRank
 from treerank.tree._leafrank import ClassifierLeafRank
 from treerank.tree._linear import LinearLeafRank
@@ -396,7 +401,7 @@ def _thresholds_from_dictionary(arrays, n_features):
     # a non-zero threshold, which the checks of the rules then refuse
     threshold = np.where(index == 0, 0.0, 1.0)
     threshold[inner] = values[offsets[feature[inner]] + inner_index]
-    return {**arrays, "rule_threshold": threshold}
+    return ArrayView(arrays, replace={"rule_threshold": threshold})
 
 
 #: The engine rules stored by their layout (:func:`~treerank.engine.rule_children`):
@@ -519,10 +524,10 @@ def _expand_rule_nodes(arrays, rule_nodes, tree_owner, rule_offsets):
 
     Returns
     -------
-    arrays : dict of str to ndarray
+    arrays : mapping of str to ndarray
         With the children, the rule ranges and every field at every node (the
-        canonical values where a field is unused); the checks of the full form
-        follow.
+        canonical values where a field is unused) instead of the bits; the
+        checks of the full form follow.
     """
     if RULE_SPLIT_BITS not in arrays:
         return arrays
@@ -537,12 +542,12 @@ def _expand_rule_nodes(arrays, rule_nodes, tree_owner, rule_offsets):
     child_left, child_right, sizes = rule_children(split)
     start, stop = _rule_ranges(sizes, rule_nodes, tree_owner, rule_offsets)
     full = {
-        **arrays,
         "rule_child_left": child_left,
         "rule_child_right": child_right,
         "rule_start": start,
         "rule_stop": stop,
     }
+    hidden = [RULE_SPLIT_BITS]
     for name in _AT_SPLITS:
         if "rule_" + name not in arrays:
             continue
@@ -561,9 +566,8 @@ def _expand_rule_nodes(arrays, rule_nodes, tree_owner, rule_offsets):
         out = np.zeros(n_nodes, dtype=bool)
         out[split if where == "splits" else ~split] = values
         full["rule_" + name] = out
-        del full[bits]
-    del full[RULE_SPLIT_BITS]
-    return full
+        hidden.append(bits)
+    return ArrayView(arrays, replace=full, hide=hidden)
 
 
 def _improvement_per_feature(rules, rule_start, rule_stop, nodes):
