@@ -122,6 +122,23 @@ OPTIONAL_FITTED = {
     OneHotEncoder: {"_infrequent_indices", "_default_to_infrequent_mappings"},
     OrdinalEncoder: {"_infrequent_indices", "_default_to_infrequent_mappings"},
 }
+# version-dependent attributes that the installed scikit-learn's transform
+# uses when its fit sets them (found by fitting a tiny imputer, once)
+_VERSIONED = {SimpleImputer: ("_fill_dtype",)}
+_REQUIRED_HERE = {}
+
+
+def _required_here(cls):
+    """The version-dependent fitted attributes this scikit-learn sets."""
+    if cls not in _REQUIRED_HERE:
+        names = _VERSIONED.get(cls, ())
+        if names:
+            fitted = cls().fit(np.array([[0.0], [1.0]]))
+            names = tuple(name for name in names if name in fitted.__dict__)
+        _REQUIRED_HERE[cls] = set(names)
+    return _REQUIRED_HERE[cls]
+
+
 # parameters that may be functions in scikit-learn: only these strings here
 _STRING_ONLY = {
     SimpleImputer: {"strategy": {"mean", "median", "most_frequent", "constant"}},
@@ -289,8 +306,10 @@ def _check_keys(where, cls, keys):
     if missing:
         where.fail(f"the parameters {missing[:5]} are missing")
     present = keys & (fitted | OPTIONAL_FITTED.get(cls, set()))
-    if present and fitted - keys:
-        where.fail(f"the fitted attributes {sorted(fitted - keys)[:5]} are missing")
+    required = fitted | _required_here(cls)
+    if present and required - keys:
+        missing = sorted(required - keys)
+        where.fail(f"the fitted attributes {missing[:5]} are missing")
     if cls is Pipeline:
         return True  # fitted when its steps are (checked by the pipeline)
     if "feature_names_in_" in keys and not present:
