@@ -44,6 +44,7 @@ from treerank.model_io import _multipartite
 from treerank.model_io._archive import (
     DEFAULT_MAX_BYTES,
     check_array,
+    check_declared,
     check_indices,
     open_archive,
     write_archive,
@@ -638,6 +639,7 @@ def _decode_quantile_calibration(arrays):
     """The out-of-fold calibration of a TreeRank (None if the file has none)."""
     if "calibration_knots" not in arrays:
         return None
+    _check_declared_pair(arrays, "calibration_knots", "calibration_knot_proba")
     knots = check_array(
         arrays, "calibration_knots", kinds="iuf", finite=True, dtype=np.float64
     )
@@ -682,6 +684,7 @@ def _decode_treerank(description, arrays, runtime):
     if model.pruning is not None and model.ccp_alpha != 0:
         raise ValueError(f"ccp_alpha must be 0 with pruning={model.pruning!r}")
     expect = _expectations(model, model.n_features_in_, model._category_encoder)
+    expect = expect._replace(n_trees=1)
     structures = unpack_structures(description["structures"], arrays, expect)
     if len(structures) != 1:
         raise ValueError(f"a TreeRank has one tree; the file holds {len(structures)}")
@@ -848,6 +851,7 @@ def _decode_forest(description, arrays, runtime):
     _decode_common(model, description)
     template = model._tree_template()
     expect = _expectations(template, model.n_features_in_, model._category_encoder)
+    expect = expect._replace(n_trees=model.n_estimators)
     structures = unpack_structures(description["structures"], arrays, expect)
     if len(structures) != model.n_estimators:
         raise ValueError(
@@ -967,19 +971,18 @@ def _median_from_corners(model, arrays):
             "cell_corners need trees of numeric threshold rules (store cells)"
         )
     limits = np.array([grid.shape[0] + 1 for grid in grids])
-    codes = check_array(
+    # the shapes of the three arrays, and the small ones, before the corners
+    n_cells, _ = check_declared(
         arrays, "cell_corners", kinds="iu", ndim=2, shape=(None, model.n_features_in_)
     )
-    n_cells = codes.shape[0]
     if n_cells == 0:
         raise ValueError("the array cell_corners is empty")
-    # a code per feature, 0 to the number of its thresholds + 1 (missing)
-    check_indices(
-        codes,
-        limits[None, :] + 1,
-        "cell_corners",
-        size_name="a code of the grid of its feature's thresholds",
-    )
+    (n_buckets,) = check_declared(arrays, "cell_bucket_sizes", kinds="iu")
+    if n_buckets > n_cells:
+        raise ValueError(
+            f"the array cell_bucket_sizes has {n_buckets} buckets for {n_cells} cells"
+        )
+    check_declared(arrays, "cell_weights", kinds="iuf", shape=(n_cells,))
     sizes = check_array(
         arrays, "cell_bucket_sizes", kinds="iu", bounds=(1, n_cells), dtype=np.int64
     )
@@ -989,6 +992,17 @@ def _median_from_corners(model, arrays):
             f"{n_cells} cell corners"
         )
     weights = _cell_weights(arrays, n_cells)
+    codes = check_array(
+        arrays, "cell_corners", kinds="iu", ndim=2, shape=(None, model.n_features_in_)
+    )
+    # a code per feature, 0 to the number of its thresholds + 1 (missing)
+    check_indices(
+        codes,
+        limits[None, :] + 1,
+        "cell_corners",
+        size_name="a code of the grid of its feature's thresholds",
+    )
+    _precheck_distinct_rows(codes, "cell_corners")
     leaves = model._router.leaf_ranks(corner_values(codes, grids))
     sub = common_subpartition(leaves)
     if sub.cell_ranks.shape[0] != n_cells:
@@ -1006,8 +1020,22 @@ def _median_from_corners(model, arrays):
     return sub.cell_ranks.astype(np.int32), consensus, sorted_weights
 
 
+def _precheck_distinct_rows(codes, name, chunk=2**18):
+    """No two equal rows within any chunk of rows: a cheap necessary condition
+    of distinct cells, checked before the corners are routed (a member of
+    zeros, say, is refused without routing millions of copies of one point).
+    """
+    for start in range(0, codes.shape[0], chunk):
+        part = np.ascontiguousarray(codes[start : start + chunk])
+        rows = part.view(np.dtype((np.void, part.dtype.itemsize * part.shape[1])))
+        if np.unique(rows).shape[0] != part.shape[0]:
+            raise ValueError(
+                f"the array {name} holds a point twice: two cells would be one"
+            )
+
+
 def _cell_weights(arrays, n_cells):
-    return check_array(
+    weights = check_array(
         arrays,
         "cell_weights",
         kinds="iuf",
@@ -1015,16 +1043,23 @@ def _cell_weights(arrays, n_cells):
         finite=True,
         dtype=np.float64,
     )
+    if np.any(weights <= 0):
+        raise ValueError("the cell weights must be positive")
+    return weights
 
 
 def _median_from_cells(arrays, n_leaves):
     """Cells, consensus and masses of a file storing the cells as leaf tuples."""
+    n_cells, _ = check_declared(
+        arrays, "cells", kinds="iu", ndim=2, shape=(None, n_leaves.shape[0])
+    )
+    if n_cells == 0:
+        raise ValueError("the array cells is empty")
+    check_declared(arrays, "consensus", kinds="iu", shape=(n_cells,))
+    check_declared(arrays, "cell_weights", kinds="iuf", shape=(n_cells,))
     cells = check_array(
         arrays, "cells", kinds="iu", ndim=2, shape=(None, n_leaves.shape[0])
     )
-    n_cells = cells.shape[0]
-    if n_cells == 0:
-        raise ValueError("the array cells is empty")
     # each cell's leaf in every tree
     cells = check_indices(
         cells,
@@ -1063,7 +1098,21 @@ def _decode_median(model, arrays, n_leaves):
     model.n_cells_ = int(n_cells)
 
 
+def _check_declared_pair(arrays, first, second, leading=()):
+    """Two arrays of one length (``second`` with ``leading`` dimensions before
+    it), both checked as declared before either is read."""
+    (length,) = check_declared(arrays, first, kinds="iuf")
+    check_declared(
+        arrays,
+        second,
+        kinds="iuf",
+        ndim=len(leading) + 1,
+        shape=(*leading, length),
+    )
+
+
 def _decode_calibration(model, description, arrays):
+    _check_declared_pair(arrays, "calibration_levels", "calibration_proba")
     levels = check_array(
         arrays, "calibration_levels", kinds="iuf", finite=True, dtype=np.float64
     )
@@ -1089,6 +1138,10 @@ def _decode_calibration(model, description, arrays):
 
 def _decode_training_data(model, arrays):
     n_trees = len(model.estimators_)
+    _, n_rows = check_declared(
+        arrays, "estimators_samples", kinds="iu", ndim=2, shape=(n_trees, None)
+    )
+    check_declared(arrays, "oob_decision_function", kinds="iuf", shape=(n_rows,))
     samples = check_array(
         arrays,
         "estimators_samples",

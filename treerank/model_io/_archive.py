@@ -73,6 +73,7 @@ __all__ = [
     "ArrayView",
     "MemoryBudget",
     "check_array",
+    "check_declared",
     "check_indices",
     "check_offsets",
     "declared_array",
@@ -102,6 +103,8 @@ _MAX_CENTRAL_DIRECTORY = 2 * 2**20
 _MAX_NPY_HEADER = 4096
 _MAX_NDIM = 32
 _CHUNK = 2**20
+# Entries an elementwise check looks at at once (bounded temporaries)
+_CHECK_CHUNK = 2**18
 
 _SEAL_PREFIX = b"treerank-sha256:"
 _SEAL_LENGTH = len(_SEAL_PREFIX) + 64
@@ -665,6 +668,54 @@ def _read_array_member(archive, info, entry):
 _KIND_NAMES = {"b": "booleans", "i": "integers", "u": "integers", "f": "floats"}
 
 
+def check_declared(arrays, name, *, kinds, ndim=1, shape=None):
+    """Check an array's dtype kind and shape as the file declares them.
+
+    The check :func:`check_array` starts with; on an archive opened by
+    :func:`open_archive` nothing is read, so that related arrays can all be
+    checked before any of them is allocated.
+
+    Parameters
+    ----------
+    arrays : mapping of str to ndarray
+    name : str
+    kinds : str
+    ndim : int, default=1
+    shape : tuple of (int or None), default=None
+
+    Returns
+    -------
+    shape : tuple of int
+        The declared shape.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank.model_io._archive import check_declared
+    >>> check_declared({"w": np.ones((2, 3))}, "w", kinds="f", ndim=2, shape=(2, None))
+    (2, 3)
+    """
+    if name not in arrays:
+        raise ValueError(f"the array {name} is missing")
+    declared_dtype, declared_shape = declared_array(arrays, name)
+    if declared_dtype.kind not in kinds:
+        expected = " or ".join(dict.fromkeys(_KIND_NAMES[k] for k in kinds))
+        raise ValueError(
+            f"the array {name} holds "
+            f"{_KIND_NAMES.get(declared_dtype.kind, 'values')} ({declared_dtype}); "
+            f"expected {expected}."
+        )
+    if len(declared_shape) != ndim or (
+        shape is not None
+        and any(n is not None and n != m for n, m in zip(shape, declared_shape))
+    ):
+        raise ValueError(
+            f"the array {name} has shape {declared_shape}; expected "
+            f"{tuple(shape) if shape is not None else f'{ndim} dimensions'}."
+        )
+    return declared_shape
+
+
 def check_array(
     arrays, name, *, kinds, ndim=1, shape=None, finite=False, bounds=None, dtype=None
 ):
@@ -717,25 +768,8 @@ def check_array(
     ...
     ValueError: the array left holds integers (int64); expected floats.
     """
-    if name not in arrays:
-        raise ValueError(f"the array {name} is missing")
     # the declared dtype and shape first: a lazy archive reads nothing yet
-    declared_dtype, declared_shape = declared_array(arrays, name)
-    if declared_dtype.kind not in kinds:
-        expected = " or ".join(dict.fromkeys(_KIND_NAMES[k] for k in kinds))
-        raise ValueError(
-            f"the array {name} holds "
-            f"{_KIND_NAMES.get(declared_dtype.kind, 'values')} ({declared_dtype}); "
-            f"expected {expected}."
-        )
-    if len(declared_shape) != ndim or (
-        shape is not None
-        and any(n is not None and n != m for n, m in zip(shape, declared_shape))
-    ):
-        raise ValueError(
-            f"the array {name} has shape {declared_shape}; expected "
-            f"{tuple(shape) if shape is not None else f'{ndim} dimensions'}."
-        )
+    check_declared(arrays, name, kinds=kinds, ndim=ndim, shape=shape)
     array = arrays[name]
     if finite and array.dtype.kind == "f" and not np.all(np.isfinite(array)):
         raise ValueError(f"the array {name} holds NaN or infinity.")
@@ -787,7 +821,8 @@ def check_indices(indices, size, name, *, sentinel=None, size_name=None):
 
     Returns
     -------
-    indices : ndarray of intp
+    indices : ndarray
+        ``indices`` itself (checked in chunks, without a converted copy).
 
     Raises
     ------
@@ -814,24 +849,35 @@ def check_indices(indices, size, name, *, sentinel=None, size_name=None):
             f"the array {name} holds {_KIND_NAMES.get(indices.dtype.kind, 'values')} "
             f"({indices.dtype}); expected integer indices."
         )
+    size = np.asarray(size)
     if not indices.size:
-        return indices.astype(np.intp)
-    valid = (indices >= 0) & (indices < size)
-    if sentinel is not None:
-        valid |= indices == sentinel
-    if not np.all(valid):
-        where = np.unravel_index(np.argmin(valid), valid.shape)
-        bound = int(np.broadcast_to(size, indices.shape)[where])
+        return indices
+    # in chunks of rows, so that a huge array costs no huge temporaries
+    rows = indices.reshape(indices.shape[0], -1) if indices.ndim else indices[None]
+    bounds = np.broadcast_to(size, indices.shape) if size.ndim else size
+    bounds = bounds.reshape(rows.shape[0], -1) if bounds.ndim else bounds
+    step = max(1, _CHECK_CHUNK // max(rows.shape[1], 1))
+    for start in range(0, rows.shape[0], step):
+        part = rows[start : start + step]
+        bound = bounds[start : start + step] if bounds.ndim else bounds
+        valid = (part >= 0) & (part < bound)
+        if sentinel is not None:
+            valid |= part == sentinel
+        if np.all(valid):
+            continue
+        row, column = np.unravel_index(np.argmin(valid), valid.shape)
+        value = int(part[row, column])
+        limit = int(bound[row, column]) if bounds.ndim else int(bound)
         notes = [
-            f"{bound} is {size_name}" if size_name is not None else None,
+            f"{limit} is {size_name}" if size_name is not None else None,
             f"{sentinel} allowed" if sentinel is not None else None,
         ]
         notes = "; ".join(note for note in notes if note)
         raise ValueError(
-            f"the array {name} holds the index {int(indices[where])}, outside "
-            f"[0, {bound})" + (f" ({notes})." if notes else ".")
+            f"the array {name} holds the index {value}, outside "
+            f"[0, {limit})" + (f" ({notes})." if notes else ".")
         )
-    return indices.astype(np.intp, copy=False)
+    return indices
 
 
 def check_offsets(offsets, total, name, *, strict=False):
@@ -866,18 +912,20 @@ def check_offsets(offsets, total, name, *, strict=False):
     ValueError: the array node_offsets must start at 0, never decrease and end at 2.
     """
     offsets = np.asarray(offsets)
-    steps = np.diff(offsets.astype(np.int64)) if offsets.dtype.kind in "iu" else None
+    end = "" if total is None else f" and end at {total}"
+    order = "increase" if strict else "never decrease"
     if (
-        steps is None
+        offsets.dtype.kind not in "iu"
         or offsets.ndim != 1
         or offsets.shape[0] == 0
         or offsets[0] != 0
-        or np.any(steps <= 0 if strict else steps < 0)
         or (total is not None and offsets[-1] != total)
     ):
-        end = "" if total is None else f" and end at {total}"
-        order = "increase" if strict else "never decrease"
         raise ValueError(f"the array {name} must start at 0, {order}{end}.")
+    for start in range(0, offsets.shape[0] - 1, _CHECK_CHUNK):  # in chunks
+        steps = np.diff(offsets[start : start + _CHECK_CHUNK + 1].astype(np.int64))
+        if np.any(steps <= 0 if strict else steps < 0):
+            raise ValueError(f"the array {name} must start at 0, {order}{end}.")
     return offsets.astype(np.int64, copy=False)
 
 

@@ -17,7 +17,12 @@ more than two ``classes``.
 import numpy as np
 
 from treerank.ensemble._multipartite import GradedCalibration
-from treerank.model_io._archive import ArrayView, check_array, check_indices
+from treerank.model_io._archive import (
+    ArrayView,
+    check_array,
+    check_declared,
+    check_indices,
+)
 
 __all__ = [
     "decode_graded_forest",
@@ -60,6 +65,14 @@ def decode_graded_forest(model, description, arrays):
         raise ValueError("a multipartite forest has a zero decision offset")
     for tree in model.estimators_:
         tree.classes_ = np.array([0, 1])
+    (n_levels,) = check_declared(arrays, "calibration_levels", kinds="iuf")
+    check_declared(
+        arrays,
+        "calibration_proba",
+        kinds="iuf",
+        ndim=2,
+        shape=(n_grades - 1, n_levels),
+    )
     levels = check_array(
         arrays, "calibration_levels", kinds="iuf", finite=True, dtype=np.float64
     )

@@ -72,6 +72,7 @@ from treerank.engine import (
 from treerank.model_io._archive import (
     ArrayView,
     check_array,
+    check_declared,
     check_indices,
     check_offsets,
 )
@@ -83,6 +84,7 @@ from treerank.tree._structure import RankingTreeStructure
 
 __all__ = [
     "LINEAR_CLASSIFIERS",
+    "MAX_TREES",
     "MIXED_KINDS",
     "RULE_FIELDS",
     "RuleCandidate",
@@ -110,6 +112,11 @@ LINEAR_CLASSIFIERS = {
         svm.LinearSVC,
     )
 }
+
+#: Most trees a model file may hold (a forest's offsets are read first).
+MAX_TREES = 2**20
+# Entries the elementwise pre-checks look at at once (bounded temporaries)
+_CHUNK = 2**18
 
 # Masses of a node and of its children may differ by rounding (they are summed
 # over different row orders); relative to the root's total mass.
@@ -215,6 +222,8 @@ class TreeExpectations(NamedTuple):
     categorical : tuple of bool or None
         Which features are categorical (engine rules split them by category
         sets only, and the others by thresholds only); None: none is.
+    n_trees : int or None
+        Number of trees (None: any, at most :data:`MAX_TREES`).
     """
 
     n_features: int
@@ -226,6 +235,7 @@ class TreeExpectations(NamedTuple):
     rule_max_features: int | None = None
     candidates: tuple = ()
     categorical: tuple | None = None
+    n_trees: int | None = None
 
 
 # ----------------------------------------------------------------------
@@ -382,12 +392,13 @@ def _thresholds_from_dictionary(arrays, n_features):
     )
     index = check_array(arrays, index_name, kinds="iu", shape=feature.shape)
     field = RULE_FIELDS["threshold"]
-    values = check_array(arrays, values_name, kinds=field.kinds, dtype=np.float64)
+    (n_values,) = check_declared(arrays, values_name, kinds=field.kinds)
     offsets = check_offsets(
         check_array(arrays, offsets_name, kinds="iu", shape=(n_features + 1,)),
-        values.shape[0],
+        n_values,
         offsets_name,
     )
+    values = check_array(arrays, values_name, kinds=field.kinds, dtype=np.float64)
     inner = feature >= 0
     # each split's index among the thresholds of its own feature (a negative
     # one would read the previous feature's)
@@ -509,6 +520,37 @@ def _unpack_bits(arrays, name, count):
     return bits[:count].astype(bool)
 
 
+def _precheck_rule_bits(arrays, n_nodes, n_rules):
+    """The split bits describe exactly ``n_rules`` whole rules, read in chunks.
+
+    Laid out as the engine grows them, each rule has one more inner leaf than
+    splits: with ``+1`` per split and ``-1`` per inner leaf, the running sum
+    reaches a new minimum exactly where a rule ends. So the flags hold whole
+    rules if the final sum is the minimum, and ``n_rules`` of them if it is
+    ``-n_rules``. Checked before the bits are unpacked (eight bytes per
+    byte of the file) and the rules derived from them.
+    """
+    packed = check_array(
+        arrays, RULE_SPLIT_BITS, kinds="iu", shape=((n_nodes + 7) // 8,)
+    )
+    total = lowest = 0
+    for start, stop in _chunks(packed.shape[0]):
+        bits = np.unpackbits(packed[start:stop].astype(np.uint8), bitorder="little")
+        bits = bits[: max(0, n_nodes - 8 * start)]
+        if not bits.shape[0]:
+            break
+        running = np.cumsum(bits.astype(np.int64) * 2 - 1) + total
+        lowest = min(lowest, int(running.min()))
+        total = int(running[-1])
+    if total != lowest:
+        raise ValueError("the split flags end inside a rule")
+    if -total != n_rules:
+        raise ValueError(
+            f"the array {RULE_SPLIT_BITS} describes {-total} rules for {n_rules} "
+            "internal nodes with a rule"
+        )
+
+
 def _expand_rule_nodes(arrays, rule_nodes, tree_owner, rule_offsets):
     """The engine rule arrays of a file, in full (stored compact or not).
 
@@ -537,6 +579,7 @@ def _expand_rule_nodes(arrays, rule_nodes, tree_owner, rule_offsets):
     if stored:
         raise ValueError(f"the file holds both {stored[0]} and {RULE_SPLIT_BITS}")
     n_nodes = int(rule_offsets[-1])
+    _precheck_rule_bits(arrays, n_nodes, int(np.count_nonzero(rule_nodes)))
     split = _unpack_bits(arrays, RULE_SPLIT_BITS, n_nodes)
     n_splits = int(np.count_nonzero(split))
     child_left, child_right, sizes = rule_children(split)
@@ -875,6 +918,76 @@ def _segments(offsets):
     return owner, base, sizes[owner], local
 
 
+def _chunks(n):
+    """Ranges of at most :data:`_CHUNK` entries covering ``range(n)``."""
+    return ((start, min(n, start + _CHUNK)) for start in range(0, n, _CHUNK))
+
+
+def _precheck_children(left, right, node_offsets):
+    """What every node of trees numbered in preorder satisfies, on the stored
+    arrays in chunks: a leaf has no child; a split's left child is the next
+    node, its right child comes after it, inside the tree. The full checks
+    (:func:`_check_children`, :func:`_check_preorder`) follow; these refuse a
+    hostile file (a member of zeros, say) before any array is converted, the
+    left children before the right ones are even read.
+    """
+
+    def chunks():
+        for start, stop in _chunks(node_offsets[-1]):
+            position = np.arange(start, stop)
+            owner = np.searchsorted(node_offsets, position, side="right") - 1
+            local = position - node_offsets[owner]
+            size = node_offsets[owner + 1] - node_offsets[owner]
+            yield start, stop, local, size
+
+    for start, stop, local, size in chunks():
+        part = left[start:stop]
+        check_indices(
+            part, size, "children_left", sentinel=-1, size_name="its tree's size"
+        )
+        lc = part.astype(np.int64)
+        split = lc != -1
+        if np.any(lc[split] <= local[split]):
+            raise ValueError(
+                "tree: a child is out of range or does not come after its parent"
+            )
+        if np.any(lc[split] != local[split] + 1):
+            raise ValueError("tree: a left child must follow its parent (preorder)")
+    right = right()  # read now
+    for start, stop, local, size in chunks():
+        part = right[start:stop]
+        check_indices(
+            part, size, "children_right", sentinel=-1, size_name="its tree's size"
+        )
+        split = left[start:stop] != -1
+        rc = part.astype(np.int64)
+        if np.any(rc[~split] != -1):
+            raise ValueError("tree: a node has a right child but no left child")
+        if np.any(rc[split] <= local[split] + 1):
+            raise ValueError(
+                "tree: a child is out of range or does not come after its parent"
+            )
+
+
+def _precheck_counts(n_pos, n_neg, node_offsets):
+    """Class counts finite and non-negative, every node with some weight and
+    every root with both classes, on the stored arrays in chunks."""
+    for start, stop in _chunks(n_pos.shape[0]):
+        for name, counts in (("n_pos", n_pos), ("n_neg", n_neg)):
+            part = counts[start:stop].astype(np.float64)
+            if not np.all(np.isfinite(part)) or np.any(part < 0):
+                raise ValueError(
+                    f"the array {name} holds negative or non-finite counts"
+                )
+    roots = node_offsets[:-1]
+    if np.any(n_pos[roots] <= 0) or np.any(n_neg[roots] <= 0):
+        raise ValueError("a tree's root lacks positive or negative weight")
+    for start, stop in _chunks(n_pos.shape[0]):
+        total = n_pos[start:stop].astype(np.float64) + n_neg[start:stop]
+        if np.any(total <= 0):
+            raise ValueError("a node of a tree holds no training weight")
+
+
 def _check_children(
     left, right, base, size, local, what, names=("children_left", "children_right")
 ):
@@ -1046,16 +1159,34 @@ def unpack_structures(meta, arrays, expect):
             f"the trees have {kind} rules but the leafrank parameter says "
             f"{expect.rule_kind} rules"
         )
+    # the offsets first (their length is the number of trees), then the shapes
+    # of every per-node array, then the cheap necessary conditions on the
+    # stored arrays (in chunks), before anything is converted or derived: a
+    # file refused for its trees costs little more than the arrays it stores
+    n_trees = expect.n_trees
+    (length,) = check_declared(arrays, "node_offsets", kinds="iu")
+    if n_trees is not None and length != n_trees + 1:
+        raise ValueError(
+            f"the parameters say {n_trees} tree(s) but the file holds {length - 1}"
+        )
+    if not 2 <= length <= MAX_TREES + 1:
+        raise ValueError(
+            f"the array node_offsets describes {length - 1} trees; a model file "
+            f"holds 1 to {MAX_TREES}"
+        )
     node_offsets = check_offsets(
-        check_array(arrays, "node_offsets", kinds="iu"),
-        None,
-        "node_offsets",
-        strict=True,
+        arrays["node_offsets"], None, "node_offsets", strict=True
     )
-    if node_offsets.shape[0] < 2:
-        raise ValueError("the array node_offsets describes no tree")
     n_nodes = int(node_offsets[-1])
     shape = (n_nodes,)
+    check_declared(arrays, "children_left", kinds="iu", shape=shape)
+    check_declared(arrays, "children_right", kinds="iu", shape=shape)
+    check_declared(arrays, "n_pos", kinds="iuf", shape=shape)
+    check_declared(arrays, "n_neg", kinds="iuf", shape=shape)
+    _precheck_children(
+        arrays["children_left"], lambda: arrays["children_right"], node_offsets
+    )
+    _precheck_counts(arrays["n_pos"], arrays["n_neg"], node_offsets)
     left = check_array(arrays, "children_left", kinds="iu", shape=shape, dtype=np.int64)
     right = check_array(
         arrays, "children_right", kinds="iu", shape=shape, dtype=np.int64
@@ -1077,7 +1208,9 @@ def unpack_structures(meta, arrays, expect):
     return _unpack_mixed(meta, arrays, trees, split, owner, gain, expect)
 
 
-def _unpack_rules(arrays, rule_nodes, owner, n_trees, n_features, without):
+def _unpack_rules(
+    arrays, rule_nodes, owner, n_trees, n_features, without, max_rule_nodes=None
+):
     """The engine rule arrays of a file, with the ranges of the master nodes.
 
     Parameters
@@ -1092,6 +1225,10 @@ def _unpack_rules(arrays, rule_nodes, owner, n_trees, n_features, without):
         The model's number of features.
     without : str
         What the master nodes without a rule are, for the messages.
+    max_rule_nodes : int or None, default=None
+        Most rule nodes the LeafRanks' ``max_depth`` allows (a rule of depth
+        d has at most ``2**(d + 1) - 1`` nodes), checked before the rules
+        are read.
 
     Returns
     -------
@@ -1110,6 +1247,11 @@ def _unpack_rules(arrays, rule_nodes, owner, n_trees, n_features, without):
         None,
         "rule_offsets",
     )
+    if max_rule_nodes is not None and rule_offsets[-1] > max_rule_nodes:
+        raise ValueError(
+            f"the rules hold {int(rule_offsets[-1])} nodes, more than the "
+            f"{max_rule_nodes} their LeafRanks' max_depth allows"
+        )
     arrays = _expand_rule_nodes(arrays, rule_nodes, owner, rule_offsets)
     arrays = _thresholds_from_dictionary(arrays, n_features)
     fields = {}
@@ -1161,9 +1303,6 @@ def _unpack_rules(arrays, rule_nodes, owner, n_trees, n_features, without):
 def _unpack_engine(arrays, trees, split, owner, expect):
     node_offsets, left, right, n_pos, n_neg = trees
     n_trees = node_offsets.shape[0] - 1
-    rule_offsets, fields, start, stop, first, last = _unpack_rules(
-        arrays, left >= 0, owner, n_trees, expect.n_features, "the leaves"
-    )
     n_cuts = check_array(arrays, "n_cuts", kinds="iu", shape=(n_trees,))
     cuts = _cuts(expect.rule_max_depth)
     if cuts is None or np.any(n_cuts != cuts):
@@ -1171,6 +1310,15 @@ def _unpack_engine(arrays, trees, split, owner, expect):
         raise ValueError(
             f"n_cuts must be 2**max_depth - 1{value} for the LeafRank's max_depth"
         )
+    rule_offsets, fields, start, stop, first, last = _unpack_rules(
+        arrays,
+        left >= 0,
+        owner,
+        n_trees,
+        expect.n_features,
+        "the leaves",
+        int(np.count_nonzero(left >= 0)) * (2 * cuts + 1),  # 2**(depth + 1) - 1
+    )
     _check_engine_rules(
         fields,
         first,
@@ -1313,7 +1461,7 @@ def _unpack_node_features(arrays, n_rules, expect):
         check_array(arrays, "rule_features", kinds="iu"),
         expect.n_features,
         "rule_features",
-    )
+    ).astype(np.intp)
     feature_offsets = check_offsets(
         check_array(arrays, "rule_feature_offsets", kinds="iu", shape=(n_rules + 1,)),
         features.shape[0],
@@ -1375,14 +1523,15 @@ def _unpack_linear_rules(arrays, width, required):
     coef_offsets, coef, importance, intercept, flip : ndarray
     """
     n_rules = width.shape[0]
-    coef = check_array(arrays, "rule_coef", kinds="iuf", finite=True, dtype=np.float64)
+    (n_coef,) = check_declared(arrays, "rule_coef", kinds="iuf")
     coef_offsets = check_offsets(
         check_array(arrays, "rule_coef_offsets", kinds="iu", shape=(n_rules + 1,)),
-        coef.shape[0],
+        n_coef,
         "rule_coef_offsets",
     )
     if np.any(np.diff(coef_offsets) != width):
         raise ValueError("the array rule_coef_offsets does not match the features")
+    coef = check_array(arrays, "rule_coef", kinds="iuf", finite=True, dtype=np.float64)
     if required or "rule_importance" in arrays:
         importance = check_array(
             arrays,
@@ -1534,6 +1683,7 @@ def _unpack_mixed(meta, arrays, trees, split, owner, gain, expect):
         node_offsets.shape[0] - 1,
         expect.n_features,
         "the nodes without a box rule",
+        int(np.sum(2 * n_cuts[box] + 1)),  # 2**(depth + 1) - 1 each
     )
     box_depth = np.round(np.log2(n_cuts[box] + 1)).astype(np.int64)
     _check_engine_rules(
