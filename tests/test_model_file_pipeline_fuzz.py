@@ -238,9 +238,13 @@ def _random_value(rng, arrays):
 
 
 def _json_kind(value):
-    """The JSON type of a value, or the tag of a tagged one."""
+    """The JSON type of a value, or the tag of a tagged one; all numbers
+    alike (1 for 0.5 is an edit of a value, not of a type)."""
     if isinstance(value, dict) and len(value) == 1:
-        return next(iter(value))
+        tag = next(iter(value))
+        return "number" if tag in ("scalar", "float") else tag
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return "number"
     return type(value).__name__
 
 
@@ -291,7 +295,7 @@ def _step_lists(description):
     ]
 
 
-def _mutate(rng, description, arrays):
+def _mutate(rng, description, arrays, edited):
     """One random structural edit; returns its name."""
     objects = _objects(description["root"], [])
     body = objects[int(rng.integers(len(objects)))]
@@ -320,11 +324,13 @@ def _mutate(rng, description, arrays):
                 # feature name, is an edit of the model, not of its structure)
                 container[key] = new
                 return "value"
-    if kind == 4:  # a numeric array of another shape or dtype
-        keys = sorted(k for k in arrays if "." not in k)
+    if kind == 4:  # a numeric array of another shape or dtype (once each: two
+        # changes of dtype in a row could round its values, an edit of values)
+        keys = sorted(k for k in arrays if "." not in k and k not in edited)
         if keys:
             key = str(rng.choice(keys))
             arrays[key] = _reshape(rng, arrays[key])
+            edited.add(key)
             return "array"
     if kind == 5:  # step or transformer names
         lists = _step_lists(description)
@@ -372,8 +378,10 @@ def _fuzz(tmp_path, saved, name, n_cases, seed):
     for case in range(n_cases):
         description = copy.deepcopy(base_description)
         arrays = dict(base_arrays)
+        edited = set()
         edits = [
-            _mutate(rng, description, arrays) for _ in range(int(rng.integers(1, 3)))
+            _mutate(rng, description, arrays, edited)
+            for _ in range(int(rng.integers(1, 3)))
         ]
         if not any(edits):
             continue

@@ -994,6 +994,18 @@ TAMPERING = {
         "'max_depth' parameter of TreeRank must be",
     ),
     "n_jobs 400": ("median", _param("n_jobs", 400), "runtime setting"),
+    # -- the cases of issue 26: parameters prediction never uses
+    "aggregation_method os.system": (
+        "median",
+        _param("aggregation_method", "os.system"),
+        "'aggregation_method' parameter of RankingForest must be a str among",
+    ),
+    "cv 2**63": ("cv", _param("cv", 2**63), r"params.cv = 9223372036854775808 does"),
+    "leafrank parameter beyond int64": (
+        "tree",
+        _param("leafrank", _leafrank(max_depth=2**64)),
+        "does not fit a 64-bit integer",
+    ),
     "n_features_in huge": (
         "tree",
         _set("n_features_in", 2**40),

@@ -95,6 +95,7 @@ MAX_FEATURES = 2**24
 _ROUNDING = 1e-9
 _CLASSES_DTYPE = re.compile(r"\|b1|[<>|][iu][1248]|[<>|]f[48]")
 _NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 class _NotSaved(Exception):
@@ -171,6 +172,13 @@ def _decode_value(value, what):
         return _NON_FINITE[value["float"]]
     if isinstance(value, list):
         return [_decode_value(item, what) for item in value]
+    if (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and not _INT64_MIN <= value <= _INT64_MAX
+    ):
+        # (cv=2**63 passed the constraints and failed only on refit)
+        raise ValueError(f"{what} = {value} does not fit a 64-bit integer")
     return value
 
 

@@ -339,6 +339,14 @@ def _check_params(where, obj):
         allowed = _STRING_ONLY.get(cls, {}).get(name)
         if allowed is not None and value not in allowed:
             where.fail(f"{name} must be one of {sorted(map(str, allowed))}")
+    if cls in (OneHotEncoder, OrdinalEncoder):  # "no_validation" in scikit-learn
+        dtype = obj.dtype
+        if not (
+            isinstance(dtype, type)
+            and issubclass(dtype, (np.number, np.bool_))
+            and np.dtype(dtype).kind in "biuf"
+        ):
+            where.fail("dtype must be a numpy numeric type")
     try:
         obj._validate_params()
     except ValueError as exc:
@@ -389,9 +397,20 @@ def _standard_scaler(where, obj, n):
     _samples_seen(where, obj.n_samples_seen_, n)
     scaled = obj.with_std
     _optional_vector(where, obj.mean_, "mean_", n, obj.with_mean or scaled)
-    _optional_vector(where, obj.var_, "var_", n, scaled, low=0)
-    _optional_vector(where, obj.scale_, "scale_", n, scaled, low=0, strict=True)
+    var = _optional_vector(where, obj.var_, "var_", n, scaled, low=0)
+    scale = _optional_vector(where, obj.scale_, "scale_", n, scaled, low=0, strict=True)
+    # each scale the standard deviation, or 1 for a constant feature
+    if scaled and np.any((scale != np.sqrt(var)) & (scale != 1)):
+        where.fail("scale_ must be the square root of var_ (or 1)")
     return n
+
+
+def _nonzero_scale(scale):
+    """Scales as scikit-learn's fits leave them: 1 where a scale is below ten
+    machine epsilons (a constant feature), so that nothing is divided by 0."""
+    return np.where(scale < 10 * np.finfo(scale.dtype).eps, 1.0, scale).astype(
+        scale.dtype
+    )
 
 
 def _min_max_scaler(where, obj, n):
@@ -402,6 +421,16 @@ def _min_max_scaler(where, obj, n):
     for name in ("scale_", "min_", "data_min_", "data_max_", "data_range_"):
         # NaN for a feature without values in the training rows
         _vector(where, getattr(obj, name), name, n, "f", allow_nan=True)
+    # what fit derives from the range of the data and feature_range
+    data_range = obj.data_max_ - obj.data_min_
+    scale = (high - low) / _nonzero_scale(data_range)
+    for name, expected in (
+        ("data_range_", data_range),
+        ("scale_", scale),
+        ("min_", low - obj.data_min_ * scale),
+    ):
+        if not np.array_equal(getattr(obj, name), expected, equal_nan=True):
+            where.fail(f"{name} is not what fit derives from the data range")
     return n
 
 
@@ -409,6 +438,8 @@ def _max_abs_scaler(where, obj, n):
     _count(where, obj.n_samples_seen_, "n_samples_seen_")
     _vector(where, obj.max_abs_, "max_abs_", n, "f", allow_nan=True, low=0)
     _vector(where, obj.scale_, "scale_", n, "f", allow_nan=True, low=0, strict=True)
+    if not np.array_equal(obj.scale_, _nonzero_scale(obj.max_abs_), equal_nan=True):
+        where.fail("scale_ must be max_abs_ (1 where it is about 0)")
     return n
 
 
@@ -680,6 +711,11 @@ def _ordinal_encoder(where, obj, n):
             "unknown_value must be null unless handle_unknown='use_encoded_value'"
         )
     value = obj.encoded_missing_value
+    nan_codes = (_is_real(unknown) and math.isnan(unknown)) or (
+        missing and math.isnan(value)
+    )
+    if nan_codes and np.dtype(obj.dtype).kind != "f":
+        where.fail("dtype must be a float type to encode with NaN")
     if missing and not math.isnan(value):
         if any(0 <= value < cardinalities[i] for i in missing):
             where.fail("encoded_missing_value must not be the code of a category")
