@@ -1328,13 +1328,16 @@ def _unpack_engine(arrays, trees, split, owner, expect):
         f"the LeafRank's max_depth={expect.rule_max_depth}",
         "the number of features",
     )
-    category_sets = check_array(
-        arrays, "category_sets", kinds="u", ndim=2, shape=(None, 4), dtype=np.uint64
+    n_sets, _ = check_declared(
+        arrays, "category_sets", kinds="u", ndim=2, shape=(None, 4)
     )
     set_offsets = check_offsets(
         check_array(arrays, "category_set_offsets", kinds="iu", shape=(n_trees + 1,)),
-        category_sets.shape[0],
+        n_sets,
         "category_set_offsets",
+    )
+    category_sets = check_array(
+        arrays, "category_sets", kinds="u", ndim=2, shape=(None, 4), dtype=np.uint64
     )
     # each split's category set among its tree's (-1: a threshold split)
     check_indices(
@@ -1457,16 +1460,17 @@ def _unpack_node_features(arrays, n_rules, expect):
     number of features.
     """
     all_features = check_array(arrays, "rule_all_features", kinds="b", shape=(n_rules,))
+    (n_drawn,) = check_declared(arrays, "rule_features", kinds="iu")
+    feature_offsets = check_offsets(
+        check_array(arrays, "rule_feature_offsets", kinds="iu", shape=(n_rules + 1,)),
+        n_drawn,
+        "rule_feature_offsets",
+    )
     features = check_indices(
         check_array(arrays, "rule_features", kinds="iu"),
         expect.n_features,
         "rule_features",
     ).astype(np.intp)
-    feature_offsets = check_offsets(
-        check_array(arrays, "rule_feature_offsets", kinds="iu", shape=(n_rules + 1,)),
-        features.shape[0],
-        "rule_feature_offsets",
-    )
     widths = np.diff(feature_offsets)
     n_node = expect.n_node_features
     if n_node is None:
