@@ -20,10 +20,17 @@ the memory and time a damaged or malicious file can cost:
 - the archive's central directory is checked (at most :data:`MAX_MEMBERS`
   members, no ZIP64, only stored or deflated members, no encryption, no
   duplicate or unexpected names) before the zip library parses it;
-- the manifest fixes a budget: the declared sizes of the members, which must
-  add up to at most ``max_bytes`` (an absolute cap, 1 GiB by default) and, past
-  :data:`EXPANSION_FLOOR` bytes, to at most :data:`MAX_EXPANSION` times the size
-  of the file (a zip bomb expands about a thousand times);
+- the manifest fixes a budget (:func:`memory_budget`): the declared sizes of
+  the members must add up to at most ``max_bytes`` (an absolute cap, 1 GiB by
+  default) and, past :data:`EXPANSION_FLOOR` bytes, to at most
+  :data:`MAX_EXPANSION` times the size of the file (a zip bomb expands about a
+  thousand times); what the decoders allocate from the file's own numbers
+  (arrays of strings, by their declared item size) is charged against the
+  same budget (:class:`MemoryBudget`) before it is allocated;
+- :func:`open_archive` reads an array only when a decoder first asks for it
+  (:class:`ArchiveArrays`), after its declared dtype and shape, and those of
+  the arrays that go with it, were checked (:func:`check_declared`), so that
+  a file refused for an inconsistent array does not allocate the others;
 - every member is decompressed in chunks through a reader that refuses to go
   past its declared size, and its digest is computed while streaming;
 - an array's ``.npy`` header is parsed and checked against the dtype and shape
@@ -32,6 +39,9 @@ the memory and time a damaged or malicious file can cost:
   (never objects, never ``allow_pickle``);
 - JSON members are limited in size, nesting depth and number of containers,
   must not repeat a key, and may not hold non-finite numbers.
+
+Every index array is checked from both sides by :func:`check_indices`, every
+offsets array by :func:`check_offsets`, in chunks (bounded temporaries).
 
 Every failure on a damaged or hostile file raises
 :class:`~treerank.exceptions.ModelFileError` naming the file, the member and

@@ -21,17 +21,24 @@ A scikit-learn object is stored as its class name and its state (the
 ``__getstate__`` dictionary: parameters and fitted attributes), every value
 encoded by a small grammar: JSON numbers, strings, booleans and null;
 non-finite floats, numpy scalars, dtypes and numeric types by name; numeric
-arrays as archive members; arrays of strings; lists, tuples, string-keyed
-dicts and slices; and nested trusted objects. Anything else is refused when
+arrays as archive members; arrays of strings; lists, tuples, dicts keyed by
+strings or integers, and slices (of indices or column names); and nested
+trusted objects. Anything else is refused when
 saving, naming its type and where it is.
 
 Loading looks every class name up in :data:`TRUSTED_TYPES` (an unknown name is
 refused, by name, before anything is built), builds the object without
 calling its constructor and gives it its state with ``__setstate__`` (so
-scikit-learn warns when the file was written by another version of it).
-Runtime settings are not taken from the file: ``n_jobs`` and a Pipeline's
-``memory`` are reset to None; attribute names must be identifiers without
-leading double underscores.
+scikit-learn warns when the file was written by another version of it), then
+checks it completely (:func:`~treerank.model_io._sklearn_state.check_object`:
+exactly its parameters and fitted attributes, none shadowing the class's,
+their constraints, types, shapes and relations; a Pipeline's step names and
+widths). Runtime settings are not taken from the file: ``n_jobs`` and a
+Pipeline's ``memory`` are reset to None; attribute names must be identifiers
+without leading double underscores. Arrays of strings are charged against the
+file's memory budget by their declared item size before they are allocated,
+and stored at the width of their longest value. :func:`encode_composite`'s
+output is checked the same way before a file is written.
 """
 
 # Authors: The treerank developers
