@@ -211,7 +211,7 @@ def _negative_entries(tmp_path, files, kind, per_array):
 
 @pytest.mark.parametrize("kind", sorted(MODELS))
 def test_integer_entries_made_negative_are_refused_or_harmless(tmp_path, files, kind):
-    _negative_entries(tmp_path, files, kind, per_array=6)
+    _negative_entries(tmp_path, files, kind, per_array=3)
 
 
 @pytest.mark.slow
