@@ -4,6 +4,7 @@ import errno
 import os
 import stat
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -142,8 +143,9 @@ def test_failed_model_save_leaves_nothing(tmp_path, monkeypatch):
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(_archive.np.lib.format, "write_array", failing_write_array)
-    with pytest.raises(OSError, match="No space left"):
+    with pytest.raises(OSError, match="No space left") as info:
         save_model(tree, tmp_path / "tree.trk")
+    assert f"cannot write {tmp_path / 'tree.trk'}: " in str(info.value)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -269,3 +271,319 @@ def test_bad_arguments(tmp_path):
         handle.write("b")
     assert (tmp_path / "b.txt").read_text() == "b"
     assert np.all([not name.startswith(".tmp-") for name in os.listdir(tmp_path)])
+
+
+# ----------------------------------------------------------------------
+# only regular files are replaced (issue 26, item 4)
+# ----------------------------------------------------------------------
+def _make_special(kind, path, tmp_path):
+    """Create a special file of ``kind`` at ``path`` (skip where impossible)."""
+    if kind == "symlink to a file":
+        (tmp_path / "target.txt").write_text("target")
+        os.symlink(tmp_path / "target.txt", path)
+    elif kind == "dangling symlink":
+        os.symlink(tmp_path / "nowhere", path)
+    elif kind == "fifo":
+        if not hasattr(os, "mkfifo"):
+            pytest.skip("needs named pipes")
+        os.mkfifo(path)
+    elif kind == "character device":
+        try:  # a copy of /dev/full (major 1, minor 7 on Linux); root only
+            os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 7))
+        except (AttributeError, PermissionError, OSError):
+            pytest.skip("cannot create a device node here")
+    elif kind == "socket":
+        socket = pytest.importorskip("socket")
+        if not hasattr(socket, "AF_UNIX") or len(str(path)) > 100:
+            pytest.skip("needs a short Unix socket path")
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(str(path))
+        server.close()
+    else:
+        raise AssertionError(kind)
+
+
+def _identity(path):
+    """What must not change about a special file: type, device, link target."""
+    info = os.lstat(path)
+    target = os.readlink(path) if stat.S_ISLNK(info.st_mode) else None
+    return stat.S_IFMT(info.st_mode), info.st_rdev, info.st_ino, target
+
+
+SPECIAL_KINDS = [
+    "symlink to a file",
+    "dangling symlink",
+    "fifo",
+    "character device",
+    "socket",
+]
+
+
+def _save_tree(path, overwrite):
+    from treerank.model_io import save_model
+
+    X, y = make_nested_squares(100, random_state=0)
+    save_model(
+        TreeRank(max_depth=1, random_state=0).fit(X, y), path, overwrite=overwrite
+    )
+
+
+def _write_text(path, overwrite):
+    with atomic_write(path, overwrite=overwrite) as handle:
+        handle.write("x")
+
+
+def _write_path(path, overwrite):
+    with atomic_path(path, overwrite=overwrite) as tmp:
+        with open(tmp, "wb") as handle:
+            handle.write(b"x")
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX special files")
+@pytest.mark.parametrize("writer", [_save_tree, _write_text, _write_path])
+@pytest.mark.parametrize("overwrite", [True, False])
+@pytest.mark.parametrize("kind", SPECIAL_KINDS)
+def test_special_files_are_never_replaced(tmp_path, kind, overwrite, writer):
+    """`--out /dev/full --force` replaced the machine's /dev/full with a model."""
+    path = tmp_path / "out.trk"
+    _make_special(kind, path, tmp_path)
+    before = _identity(path)
+    with pytest.raises(FileExistsError, match="not a regular file") as info:
+        writer(path, overwrite)
+    assert str(path) in str(info.value) and ".tmp-" not in str(info.value)
+    assert _identity(path) == before
+    assert _leftovers(tmp_path) == []
+    if kind == "symlink to a file":
+        assert (tmp_path / "target.txt").read_text() == "target"
+
+
+def test_a_directory_is_never_replaced(tmp_path):
+    (tmp_path / "out.trk").mkdir()
+    for overwrite in (True, False):
+        with pytest.raises(IsADirectoryError, match=r"out\.trk: it is a directory"):
+            _write_text(tmp_path / "out.trk", overwrite)
+    assert (tmp_path / "out.trk").is_dir()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_a_special_file_appearing_during_the_write_is_not_replaced(tmp_path):
+    path = tmp_path / "out.txt"
+
+    def write_while_a_pipe_appears():
+        with atomic_write(path) as handle:
+            handle.write("x")
+            os.mkfifo(path)  # created by someone else meanwhile
+
+    with pytest.raises(FileExistsError, match="named pipe"):
+        write_while_a_pipe_appears()
+    assert stat.S_ISFIFO(os.lstat(path).st_mode)
+    assert _leftovers(tmp_path) == []
+
+
+# ----------------------------------------------------------------------
+# errors name the user's path and the reason (issue 25, item 8)
+# ----------------------------------------------------------------------
+def _failing_creation(code, monkeypatch):
+    """Make the creation of temporary files fail with ``code``."""
+    real_open = os.open
+
+    def failing_open(path, flags, *args, **kwargs):
+        if os.path.basename(path).startswith(".tmp-"):
+            raise OSError(code, os.strerror(code), path)
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", failing_open)
+
+
+@pytest.mark.parametrize(
+    ("code", "exception", "reason"),
+    [
+        (errno.EACCES, PermissionError, "permission denied in the directory"),
+        (errno.EPERM, PermissionError, "permission denied in the directory"),
+        (errno.EROFS, OSError, "is on a read-only file system"),
+        (errno.ENOENT, FileNotFoundError, "files cannot be created in the directory"),
+        (errno.ENOSPC, OSError, "No space left on device"),
+        (errno.ENAMETOOLONG, OSError, "the file name is too long"),
+    ],
+)
+def test_creation_errors_name_the_path_and_the_reason(
+    tmp_path, monkeypatch, code, exception, reason
+):
+    _failing_creation(code, monkeypatch)
+    path = tmp_path / "model.trk"
+    for writer in (_save_tree, _write_text, _write_path):
+        with pytest.raises(exception, match=reason) as info:
+            writer(path, True)
+        message = str(info.value)
+        assert info.value.errno == code
+        assert f"cannot write {path}: " in message and ".tmp-" not in message
+        assert str(tmp_path) in message or "too long" in message or "space" in message
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux /proc")
+def test_proc_is_reported_with_the_users_path():
+    """`--out /proc/x.trk` gave "[Errno 2] No such file or directory:
+    '/proc/.tmp-929b5f303b30-x.trk'"."""
+    with pytest.raises(OSError) as info:
+        _save_tree("/proc/x.trk", True)
+    message = str(info.value)
+    assert "cannot write /proc/x.trk: " in message and ".tmp-" not in message
+    assert (
+        "files cannot be created in the directory /proc" in message  # root
+        or "permission denied in the directory /proc" in message
+    )
+
+
+@pytest.mark.skipif(
+    os.name != "posix" or os.geteuid() == 0, reason="root ignores permissions"
+)
+def test_a_read_only_directory_is_reported(tmp_path):
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    folder.chmod(0o500)
+    try:
+        with pytest.raises(PermissionError, match="permission denied in the dir"):
+            _save_tree(folder / "m.trk", True)
+    finally:
+        folder.chmod(0o700)
+
+
+def test_errors_while_writing_and_renaming_name_the_users_path(tmp_path, monkeypatch):
+    path = tmp_path / "out.txt"
+
+    def failing_replace(src, dst):
+        raise OSError(errno.EBUSY, "Device or resource busy", src, dst)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "replace", failing_replace)
+        with pytest.raises(OSError, match="Device or resource busy") as info:
+            _write_text(path, True)
+    assert str(info.value) == f"[Errno {errno.EBUSY}] cannot write {path}: " + (
+        "Device or resource busy"
+    )
+    # an error of the writer about the temporary file, by its name
+    with pytest.raises(PermissionError) as info:
+        with atomic_path(path) as tmp:
+            raise PermissionError(errno.EACCES, "Permission denied", tmp)
+    assert f"cannot write {path}" in str(info.value)
+    assert ".tmp-" not in str(info.value)
+    # an error of the writer about another file is the writer's own
+    with pytest.raises(FileNotFoundError, match=r"elsewhere\.csv"):
+        with atomic_path(path):
+            raise FileNotFoundError(errno.ENOENT, "No such file", "elsewhere.csv")
+    assert _leftovers(tmp_path) == []
+
+
+def test_a_missing_directory_or_a_file_in_the_way(tmp_path):
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(NotADirectoryError, match="file is not a directory"):
+        _write_text(tmp_path / "file" / "out.txt", True)
+    with pytest.raises(FileNotFoundError, match="missing does not exist") as info:
+        _write_text(tmp_path / "missing" / "out.txt", True)
+    assert f"cannot write {tmp_path / 'missing' / 'out.txt'}" in str(info.value)
+
+
+# ----------------------------------------------------------------------
+# temporary files of killed writes (issue 26, item 7)
+# ----------------------------------------------------------------------
+def _aged(path, seconds):
+    then = time.time() - seconds
+    os.utime(path, (then, then), follow_symlinks=False)
+
+
+def test_stale_temporary_files_are_removed_after_a_day(tmp_path):
+    from treerank.utils._io import STALE_AGE
+
+    day = STALE_AGE
+    stale = tmp_path / ".tmp-0123456789ab-model.trk"
+    fresh = tmp_path / ".tmp-ba9876543210-model.trk"
+    other_name = tmp_path / ".tmp-notours-model.trk"
+    user_file = tmp_path / "notes.txt"
+    for path in (stale, fresh, other_name, user_file):
+        path.write_text("left over")
+    _aged(stale, day + 60)
+    _aged(fresh, day - 60)
+    _aged(other_name, 10 * day)
+    _aged(user_file, 10 * day)
+    folder = tmp_path / ".tmp-aaaaaaaaaaaa-folder"  # the pattern, not a file
+    folder.mkdir()
+    _aged(folder, 10 * day)
+    link = tmp_path / ".tmp-bbbbbbbbbbbb-link"
+    os.symlink(user_file, link)
+    _aged(link, 10 * day)
+    _write_text(tmp_path / "out.txt", True)
+    assert not stale.exists()
+    assert fresh.exists() and other_name.exists() and user_file.exists()
+    assert folder.is_dir() and os.path.islink(link)
+    assert (tmp_path / "out.txt").read_text() == "x"
+
+
+@pytest.mark.skipif(
+    os.name != "posix" or os.geteuid() != 0, reason="needs root to chown"
+)
+def test_stale_temporary_files_of_other_users_are_kept(tmp_path):
+    theirs = tmp_path / ".tmp-0123456789ab-model.trk"
+    theirs.write_text("someone else's")
+    os.chown(theirs, 54321, -1)
+    _aged(theirs, 3 * 24 * 3600)
+    _write_text(tmp_path / "out.txt", True)
+    assert theirs.exists()
+
+
+def test_a_failed_write_removes_no_stale_file(tmp_path):
+    stale = tmp_path / ".tmp-0123456789ab-model.trk"
+    stale.write_text("left over")
+    _aged(stale, 3 * 24 * 3600)
+    with pytest.raises(RuntimeError):
+        _write_and_fail(tmp_path / "out.txt", RuntimeError("writer failed"))
+    assert stale.exists()  # cleaned by the next successful write
+    _write_text(tmp_path / "out.txt", True)
+    assert not stale.exists()
+
+
+# ----------------------------------------------------------------------
+# the command line
+# ----------------------------------------------------------------------
+@pytest.fixture
+def train_csv(tmp_path):
+    X, y = make_nested_squares(200, random_state=0)
+    path = tmp_path / "train.csv"
+    rows = ["x1,x2,label"] + [f"{a},{b},{c}" for (a, b), c in zip(X, y)]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def _cli(args, capsys):
+    from treerank.cli import main
+
+    status = main([str(a) for a in args])
+    return status, capsys.readouterr().err
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+@pytest.mark.parametrize("force", [True, False])
+def test_cli_refuses_a_special_output_before_fitting(
+    tmp_path, train_csv, capsys, force
+):
+    fifo = tmp_path / "out.trk"
+    os.mkfifo(fifo)
+    options = ["--force"] if force else []
+    status, err = _cli(
+        ["fit", train_csv, "--target", "label", "--out", fifo, *options], capsys
+    )
+    assert status == 1
+    assert "named pipe (FIFO), not a regular file" in err and str(fifo) in err
+    assert "fitting" not in err  # refused before any work
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux /proc")
+def test_cli_reports_proc_with_the_users_path(train_csv, capsys):
+    status, err = _cli(
+        ["fit", train_csv, "--target", "label", "--out", "/proc/x.trk", "--force"],
+        capsys,
+    )
+    assert status == 1
+    assert "/proc/x.trk" in err and ".tmp-" not in err
+    assert "cannot be created" in err or "permission denied" in err

@@ -152,7 +152,12 @@ def _discrete_problem(seed, missing=False):
     logit = X[:, 0] - 0.5 * X[:, -1] ** 2 + 0.5
     y = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(int)
     y[:2] = [0, 1]
-    w = rng.random(n) + 0.1
+    # multiples of 1/64 up to 1: every sum of weights is exact in any order,
+    # so the search below and the engine compute the same numbers and break
+    # exact ties alike (both take the first strictly best candidate); the
+    # largest weight is 1, so check_training_target's normalization (division
+    # by the largest weight) leaves them as they are
+    w = rng.integers(6, 65, n) / 64
     w[rng.random(n) < 0.1] = 0.0
     w[:2] = 1.0
     if missing:

@@ -116,9 +116,7 @@ def test_ties_average_is_the_average_over_tie_orders():
     scores = [0.5, 0.5, 0.5, 0.5]  # every order of the 4 items is equally likely
     orders = [np.array(p, float) for p in itertools.permutations(range(4))]
     expected = np.mean([average_precision_score(y, -o) for o in orders])
-    assert average_precision_score(y, scores, ties="average") == pytest.approx(
-        expected
-    )
+    assert average_precision_score(y, scores, ties="average") == pytest.approx(expected)
     # the default is scikit-learn's: one threshold, every item at precision 2/4
     assert average_precision_score(y, scores) == 0.5
 

@@ -205,9 +205,9 @@ def _step(description, index):
             ),
             "attribute names \\['__class__'\\] are not allowed",
         ),
-        (
+        (  # an attribute the class does not have (issue 26: exact attributes)
             lambda d: _step(d, 0)["object"]["state"].append(["x", {"list": [1, 2]}]),
-            None,
+            r"StandardScaler has no attribute \['x'\]",
         ),
     ],
 )
@@ -265,3 +265,169 @@ def test_trusted_types_are_the_documented_ones():
         "SimpleImputer",
         "StandardScaler",
     ]
+
+
+# ----------------------------------------------------------------------
+# issue 26: the reproducers of the audit, each resealed as an attacker would
+# ----------------------------------------------------------------------
+def _audit_pipeline(tmp_path):
+    """Pipeline(SimpleImputer, StandardScaler, TreeRank), as in the audit."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 4))
+    X[rng.random((400, 4)) < 0.05] = np.nan
+    y = (np.nan_to_num(X[:, 0]) + rng.normal(size=400) > 0).astype(int)
+    model = make_pipeline(SimpleImputer(), StandardScaler(), TreeRank(random_state=0))
+    path = tmp_path / "pipe.trk"
+    save_model(model.fit(X, y), path)
+    return path
+
+
+def _state(description, step):
+    steps = description["root"]["object"]["state"][0][1]["list"]
+    return steps[step]["tuple"][1]["object"]["state"]
+
+
+def _steps(description):
+    return description["root"]["object"]["state"][0][1]["list"]
+
+
+def _entry(state, key):
+    """The ``[key, value]`` entry of a state."""
+    return next(entry for entry in state if entry[0] == key)
+
+
+def _set_value(state, key, value):
+    _entry(state, key)[1] = value
+
+
+def _duplicate_scaler(d):
+    steps = _steps(d)
+    steps.insert(1, json.loads(json.dumps(steps[1])))  # the scaler applied twice
+    steps[1]["tuple"][0] = "standardscaler"
+
+
+def _strings(d, itemsize, count):
+    _state(d, 0).append(
+        [
+            "statistics_",
+            {
+                "strings": {
+                    "dtype": f"<U{itemsize}",
+                    "shape": [count],
+                    "values": ["a"] * count,
+                }
+            },
+        ]
+    )
+
+
+AUDIT = {
+    # name: (edit of the description, message)
+    "transform shadowed": (
+        lambda d: _state(d, 1).append(["transform", {"numpy_type": "float64"}]),
+        r"the attributes \['transform'\] would shadow StandardScaler's own methods",
+    ),
+    "decision_function shadowed on the root": (
+        lambda d: d["root"]["object"]["state"].append(
+            ["decision_function", {"numpy_type": "bool"}]
+        ),
+        r"attributes \['decision_function'\] would shadow Pipeline's own",
+    ),
+    "a private method shadowed": (
+        lambda d: _state(d, 1).append(["_validate_params", None]),
+        "would shadow",
+    ),
+    "duplicated step name": (
+        lambda d: _steps(d)[1]["tuple"].__setitem__(0, "simpleimputer"),
+        r"step names must be distinct; \['simpleimputer'\] appear twice",
+    ),
+    "the scaler applied twice": (
+        _duplicate_scaler,
+        r"\['standardscaler'\] appear twice",
+    ),
+    "a step named like a parameter": (
+        lambda d: _steps(d)[0]["tuple"].__setitem__(0, "memory"),
+        r"step names \['memory'\] are parameter names",
+    ),
+    "a step name with __": (
+        lambda d: _steps(d)[0]["tuple"].__setitem__(0, "a__b"),
+        "without '__'",
+    ),
+    "with_mean missing": (
+        lambda d: _state(d, 1).pop(0),
+        r"the parameters \['with_mean'\] are missing",
+    ),
+    "a fitted attribute missing": (
+        lambda d: _state(d, 1).__setitem__(
+            slice(None), [kv for kv in _state(d, 1) if kv[0] != "scale_"]
+        ),
+        r"the fitted attributes \['scale_'\] are missing",
+    ),
+    "strategy a callable": (
+        lambda d: _set_value(_state(d, 0), "strategy", {"numpy_type": "float64"}),
+        "strategy is the type float64: a file holds no code",
+    ),
+    "scale_ of another length": (
+        lambda d: _set_value(_state(d, 1), "n_features_in_", 3),
+        r"mean_ must have shape \(3,\); got \(4,\)",
+    ),
+    "scale_ not a square root": (
+        lambda d: _set_value(_state(d, 1), "var_", _entry(_state(d, 1), "mean_")[1]),
+        "scale_ must be the square root of var_|var_ must be >= 0",
+    ),
+    "strings of 2.5 million characters": (
+        lambda d: _strings(d, 2_500_000, 200),
+        r"<U2500000 x \[200\] would take 2000000000 bytes",
+    ),
+    "strings of 25 million characters": (
+        lambda d: _strings(d, 25_000_000, 400),
+        r"<U25000000 x \[400\] would take 40000000000 bytes",
+    ),
+    "a nested object where a number is": (
+        lambda d: _set_value(_state(d, 1), "n_features_in_", {"list": [4]}),
+        "n_features_in_ must be an integer",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(AUDIT))
+def test_the_audit_reproducers_are_refused(tmp_path, case):
+    from treerank.model_io._archive import read_archive, write_archive
+
+    edit, message = AUDIT[case]
+    description, arrays = read_archive(_audit_pipeline(tmp_path))
+    edit(description)
+    write_archive(tmp_path / "edited.trk", description, arrays)
+    with pytest.raises(ModelFileError, match=message):
+        load_model(tmp_path / "edited.trk")
+
+
+def test_every_trusted_type_states_no_class_attribute():
+    """The attributes a file may give an object never shadow its class's."""
+    from treerank.model_io._sklearn_state import (
+        COMMON_OPTIONAL,
+        FITTED,
+        OPTIONAL_FITTED,
+        _param_names,
+    )
+
+    for cls in TRUSTED_TYPES.values():
+        names = (
+            set(_param_names(cls))
+            | FITTED[cls]
+            | OPTIONAL_FITTED.get(cls, set())
+            | COMMON_OPTIONAL
+        )
+        shadowing = [name for name in names if hasattr(cls, name)]
+        # Pipeline's feature_names_in_ is a property: the shadow check refuses it
+        assert shadowing == (["feature_names_in_"] if cls is Pipeline else []), cls
+
+
+def test_a_pipeline_that_cannot_load_is_not_saved(tmp_path):
+    X = np.random.default_rng(0).normal(size=(100, 2))
+    y = (X[:, 0] > 0).astype(int)
+    model = make_pipeline(StandardScaler(), TreeRank(random_state=0)).fit(X, y)
+    model[0].scale_ = model[0].scale_[:1]  # broken after fit
+    with pytest.raises(ValueError, match=r"cannot be saved: .*scale_ must have shape"):
+        save_model(model, tmp_path / "m.trk")
+    assert not (tmp_path / "m.trk").exists()

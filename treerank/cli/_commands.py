@@ -18,7 +18,7 @@ from treerank.cli._data import (
     read_training_data,
 )
 from treerank.cli._text import escape, shorten
-from treerank.utils._io import atomic_write
+from treerank.utils._io import atomic_write, refuse_special_file
 
 __all__ = ["cmd_export", "cmd_fit", "cmd_score", "cmd_stability"]
 
@@ -44,6 +44,7 @@ def check_output(path, *, force, mkdir):
     shown = escape(path)
     if os.path.isdir(path):
         raise IsADirectoryError(f"--out {shown} is a directory.")
+    refuse_special_file(path)  # a link, pipe or device is never replaced
     if os.path.lexists(path) and not force:
         raise FileExistsError(f"{shown} already exists (use --force to overwrite).")
     folder = os.path.dirname(os.path.abspath(path))

@@ -20,6 +20,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted
 
+from treerank.aggregation._kemeny import METHODS as KEMENY_METHODS
 from treerank.base import (
     MonotoneCalibration,
     RankingMixin,
@@ -398,7 +399,7 @@ default=None
         "aggregation": [StrOptions({"median", "mean", "borda"})],
         "tie_breaking": [StrOptions({"mean"}), None],
         "multipartite": [StrOptions({"stacked", "thresholds"})],
-        "aggregation_method": [str],
+        "aggregation_method": [StrOptions(set(KEMENY_METHODS))],
         "aggregation_max_iter": [Interval(Integral, 0, None, closed="left")],
         "aggregation_tol": [Interval(Real, 0.0, None, closed="left")],
         "n_jobs": [Integral, None],

@@ -38,7 +38,11 @@ from sklearn.utils import check_random_state
 
 from treerank.metrics._vus import volume_under_surface
 from treerank.utils._categorical import feature_matrix
-from treerank.utils.validation import _preview, check_sample_weight
+from treerank.utils.validation import (
+    _preview,
+    check_sample_weight,
+    normalize_sample_weight,
+)
 
 __all__ = [
     "GradedCalibration",
@@ -147,6 +151,8 @@ def check_graded_training_target(y, sample_weight, n_samples):
     grades : ndarray of shape (n_grades,)
         The distinct grades, lowest first.
     sample_weight : ndarray of shape (n_samples,), dtype=float64
+        Divided by their largest value (see
+        :func:`~treerank.utils.normalize_sample_weight`).
 
     Raises
     ------
@@ -175,7 +181,7 @@ def check_graded_training_target(y, sample_weight, n_samples):
             f"y has no sample with positive weight in the grades "
             f"{_preview(grades[mass <= 0])}: every grade needs one to be ranked."
         )
-    return codes, grades, sample_weight
+    return codes, grades, normalize_sample_weight(sample_weight)
 
 
 def cumulative_targets(codes, n_grades):

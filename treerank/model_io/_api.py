@@ -44,7 +44,9 @@ from treerank.model_io import _multipartite
 from treerank.model_io._archive import (
     DEFAULT_MAX_BYTES,
     check_array,
-    read_archive,
+    check_declared,
+    check_indices,
+    open_archive,
     write_archive,
 )
 from treerank.model_io._structures import (
@@ -93,6 +95,7 @@ MAX_FEATURES = 2**24
 _ROUNDING = 1e-9
 _CLASSES_DTYPE = re.compile(r"\|b1|[<>|][iu][1248]|[<>|]f[48]")
 _NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 class _NotSaved(Exception):
@@ -169,6 +172,13 @@ def _decode_value(value, what):
         return _NON_FINITE[value["float"]]
     if isinstance(value, list):
         return [_decode_value(item, what) for item in value]
+    if (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and not _INT64_MIN <= value <= _INT64_MAX
+    ):
+        # (cv=2**63 passed the constraints and failed only on refit)
+        raise ValueError(f"{what} = {value} does not fit a 64-bit integer")
     return value
 
 
@@ -529,8 +539,11 @@ def _decode_common(model, description):
     _decode_categories(model, description)
 
 
-def _expectations(tree_template, n_features):
-    """What a TreeRank's parameters say of its trees (TreeExpectations)."""
+def _expectations(tree_template, n_features, category_encoder=None):
+    """What a TreeRank's parameters say of its trees (TreeExpectations).
+
+    ``category_encoder`` is the model's (None without categorical features).
+    """
     leafrank = tree_template._leafrank_template()
     if isinstance(leafrank, LeafRank):
         engine_growth_params(  # refuses max_features beyond n_features
@@ -540,11 +553,15 @@ def _expectations(tree_template, n_features):
             max_features_node=tree_template.max_features_node,
             n_features=n_features,
         )
+        categorical = None
+        if category_encoder is not None:
+            categorical = tuple(bool(c) for c in category_encoder.is_categorical_)
         return TreeExpectations(
             n_features,
             tree_template.max_depth,
             "engine",
             rule_max_depth=leafrank.max_depth,
+            categorical=categorical,
         )
     n_node = resolve_max_features(
         tree_template.max_features_node, n_features, "max_features_node"
@@ -637,6 +654,7 @@ def _decode_quantile_calibration(arrays):
     """The out-of-fold calibration of a TreeRank (None if the file has none)."""
     if "calibration_knots" not in arrays:
         return None
+    _check_declared_pair(arrays, "calibration_knots", "calibration_knot_proba")
     knots = check_array(
         arrays, "calibration_knots", kinds="iuf", finite=True, dtype=np.float64
     )
@@ -680,7 +698,8 @@ def _decode_treerank(description, arrays, runtime):
         expected = {"calibration_knots", "calibration_knot_proba"}
     if model.pruning is not None and model.ccp_alpha != 0:
         raise ValueError(f"ccp_alpha must be 0 with pruning={model.pruning!r}")
-    expect = _expectations(model, model.n_features_in_)
+    expect = _expectations(model, model.n_features_in_, model._category_encoder)
+    expect = expect._replace(n_trees=1)
     structures = unpack_structures(description["structures"], arrays, expect)
     if len(structures) != 1:
         raise ValueError(f"a TreeRank has one tree; the file holds {len(structures)}")
@@ -860,7 +879,8 @@ def _decode_forest(description, arrays, runtime):
     model = _decode_estimator(RankingForest, description, runtime)
     _decode_common(model, description)
     template = model._tree_template()
-    expect = _expectations(template, model.n_features_in_)
+    expect = _expectations(template, model.n_features_in_, model._category_encoder)
+    expect = expect._replace(n_trees=model.n_estimators)
     structures = unpack_structures(description["structures"], arrays, expect)
     if len(structures) != model.n_estimators:
         raise ValueError(
@@ -1013,21 +1033,18 @@ def _median_from_corners(model, arrays):
             "cell_corners need trees of numeric threshold rules (store cells)"
         )
     limits = np.array([grid.shape[0] + 1 for grid in grids])
-    codes = check_array(
-        arrays,
-        "cell_corners",
-        kinds="iu",
-        ndim=2,
-        shape=(None, model.n_features_in_),
-        bounds=(0, int(limits.max())),
+    # the shapes of the three arrays, and the small ones, before the corners
+    n_cells, _ = check_declared(
+        arrays, "cell_corners", kinds="iu", ndim=2, shape=(None, model.n_features_in_)
     )
-    n_cells = codes.shape[0]
     if n_cells == 0:
         raise ValueError("the array cell_corners is empty")
-    if np.any(codes > limits[None, :]):
+    (n_buckets,) = check_declared(arrays, "cell_bucket_sizes", kinds="iu")
+    if n_buckets > n_cells:
         raise ValueError(
-            "a cell corner is outside the grid of its feature's thresholds"
+            f"the array cell_bucket_sizes has {n_buckets} buckets for {n_cells} cells"
         )
+    check_declared(arrays, "cell_weights", kinds="iuf", shape=(n_cells,))
     sizes = check_array(
         arrays, "cell_bucket_sizes", kinds="iu", bounds=(1, n_cells), dtype=np.int64
     )
@@ -1037,6 +1054,17 @@ def _median_from_corners(model, arrays):
             f"{n_cells} cell corners"
         )
     weights = _cell_weights(arrays, n_cells)
+    codes = check_array(
+        arrays, "cell_corners", kinds="iu", ndim=2, shape=(None, model.n_features_in_)
+    )
+    # a code per feature, 0 to the number of its thresholds + 1 (missing)
+    check_indices(
+        codes,
+        limits[None, :] + 1,
+        "cell_corners",
+        size_name="a code of the grid of its feature's thresholds",
+    )
+    _precheck_distinct_rows(codes, "cell_corners")
     leaves = model._router.leaf_ranks(corner_values(codes, grids))
     sub = common_subpartition(leaves)
     if sub.cell_ranks.shape[0] != n_cells:
@@ -1054,8 +1082,22 @@ def _median_from_corners(model, arrays):
     return sub.cell_ranks.astype(np.int32), consensus, sorted_weights
 
 
+def _precheck_distinct_rows(codes, name, chunk=2**18):
+    """No two equal rows within any chunk of rows: a cheap necessary condition
+    of distinct cells, checked before the corners are routed (a member of
+    zeros, say, is refused without routing millions of copies of one point).
+    """
+    for start in range(0, codes.shape[0], chunk):
+        part = np.ascontiguousarray(codes[start : start + chunk])
+        rows = part.view(np.dtype((np.void, part.dtype.itemsize * part.shape[1])))
+        if np.unique(rows).shape[0] != part.shape[0]:
+            raise ValueError(
+                f"the array {name} holds a point twice: two cells would be one"
+            )
+
+
 def _cell_weights(arrays, n_cells):
-    return check_array(
+    weights = check_array(
         arrays,
         "cell_weights",
         kinds="iuf",
@@ -1063,34 +1105,38 @@ def _cell_weights(arrays, n_cells):
         finite=True,
         dtype=np.float64,
     )
+    if np.any(weights <= 0):
+        raise ValueError("the cell weights must be positive")
+    return weights
 
 
 def _median_from_cells(arrays, n_leaves):
     """Cells, consensus and masses of a file storing the cells as leaf tuples."""
-    cells = check_array(
-        arrays,
-        "cells",
-        kinds="iu",
-        ndim=2,
-        shape=(None, n_leaves.shape[0]),
-        bounds=(0, int(n_leaves.max()) - 1),
-        dtype=np.int32,
+    n_cells, _ = check_declared(
+        arrays, "cells", kinds="iu", ndim=2, shape=(None, n_leaves.shape[0])
     )
-    n_cells = cells.shape[0]
     if n_cells == 0:
         raise ValueError("the array cells is empty")
-    if np.any(cells >= n_leaves[None, :].astype(np.int32)):
-        raise ValueError("a cell refers to a leaf that its tree does not have")
+    check_declared(arrays, "consensus", kinds="iu", shape=(n_cells,))
+    check_declared(arrays, "cell_weights", kinds="iuf", shape=(n_cells,))
+    cells = check_array(
+        arrays, "cells", kinds="iu", ndim=2, shape=(None, n_leaves.shape[0])
+    )
+    # each cell's leaf in every tree
+    cells = check_indices(
+        cells,
+        n_leaves[None, :],
+        "cells",
+        size_name="a cell refers to a leaf that its tree does not have",
+    ).astype(np.int32)
     if not _lexicographically_increasing(cells):
         raise ValueError("the cells must be distinct and sorted (lexicographically)")
-    consensus = check_array(
-        arrays,
+    consensus = check_indices(
+        check_array(arrays, "consensus", kinds="iu", shape=(n_cells,)),
+        n_cells,
         "consensus",
-        kinds="iu",
-        shape=(n_cells,),
-        bounds=(0, n_cells - 1),
-        dtype=np.int64,
-    )
+        size_name="a position among the cells",
+    ).astype(np.int64)
     weights = _cell_weights(arrays, n_cells)
     return cells, consensus, weights
 
@@ -1114,7 +1160,21 @@ def _decode_median(model, arrays, n_leaves):
     model.n_cells_ = int(n_cells)
 
 
+def _check_declared_pair(arrays, first, second, leading=()):
+    """Two arrays of one length (``second`` with ``leading`` dimensions before
+    it), both checked as declared before either is read."""
+    (length,) = check_declared(arrays, first, kinds="iuf")
+    check_declared(
+        arrays,
+        second,
+        kinds="iuf",
+        ndim=len(leading) + 1,
+        shape=(*leading, length),
+    )
+
+
 def _decode_calibration(model, description, arrays):
+    _check_declared_pair(arrays, "calibration_levels", "calibration_proba")
     levels = check_array(
         arrays, "calibration_levels", kinds="iuf", finite=True, dtype=np.float64
     )
@@ -1140,6 +1200,10 @@ def _decode_calibration(model, description, arrays):
 
 def _decode_training_data(model, arrays):
     n_trees = len(model.estimators_)
+    _, n_rows = check_declared(
+        arrays, "estimators_samples", kinds="iu", ndim=2, shape=(n_trees, None)
+    )
+    check_declared(arrays, "oob_decision_function", kinds="iuf", shape=(n_rows,))
     samples = check_array(
         arrays,
         "estimators_samples",
@@ -1320,6 +1384,12 @@ def save_model(
     if _pipelines.is_composite(model):  # hook: whole scikit-learn pipelines
         description, arrays = _pipelines.encode_composite(model, encode_estimator)
         description["metadata"] = metadata
+        try:  # the file must load: the checks of load_model, before writing
+            _pipelines.decode_composite(
+                json.loads(json.dumps(description)), arrays, decode_estimator
+            )
+        except ValueError as exc:
+            raise ValueError(f"This {name} cannot be saved: {exc}") from None
         write_archive(path, description, arrays, overwrite=overwrite)
         return
     description, arrays = _encode(model, include_training_data)
@@ -1387,22 +1457,28 @@ def load_model(path, *, with_metadata=False, n_jobs=None, max_bytes=DEFAULT_MAX_
         raise ValueError(f"n_jobs must be an int or None; got {n_jobs!r}.")
     from treerank.model_io import _pipelines
 
-    description, arrays = read_archive(path, max_bytes=max_bytes)
-    try:
-        if description.get("estimator") == _pipelines.COMPOSITE:  # hook: pipelines
-            model = _pipelines.decode_composite(
-                description, arrays, decode_estimator, source=str(path)
+    # the arrays are read when the decoders first use them, after their
+    # declared dtypes and shapes were checked (open_archive)
+    with open_archive(path, max_bytes=max_bytes) as (description, arrays):
+        try:
+            if description.get("estimator") == _pipelines.COMPOSITE:  # pipelines
+                model = _pipelines.decode_composite(
+                    description, arrays, decode_estimator, source=str(path)
+                )
+                metadata = description.get("metadata")
+                if metadata is not None and not isinstance(metadata, dict):
+                    raise ValueError("metadata must be a JSON object")
+            else:
+                model, metadata = _decode(description, arrays, {"n_jobs": n_jobs})
+        except ModelFileError:
+            raise  # an array refused by the archive layer, or an untrusted type
+        except Exception as exc:  # hostile content: every failure is the file's
+            detail = (
+                str(exc)
+                if isinstance(exc, ValueError)
+                else f"{type(exc).__name__}: {exc}"
             )
-            metadata = description.get("metadata")
-            if metadata is not None and not isinstance(metadata, dict):
-                raise ValueError("metadata must be a JSON object")
-        else:
-            model, metadata = _decode(description, arrays, {"n_jobs": n_jobs})
-    except Exception as exc:  # hostile content: every failure is the file's
-        detail = (
-            str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
-        )
-        raise ModelFileError(
-            f"{path} describes an inconsistent model: {detail[:500].rstrip('.')}."
-        ) from None
+            raise ModelFileError(
+                f"{path} describes an inconsistent model: {detail[:500].rstrip('.')}."
+            ) from None
     return (model, metadata) if with_metadata else model

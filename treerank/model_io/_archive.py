@@ -20,10 +20,17 @@ the memory and time a damaged or malicious file can cost:
 - the archive's central directory is checked (at most :data:`MAX_MEMBERS`
   members, no ZIP64, only stored or deflated members, no encryption, no
   duplicate or unexpected names) before the zip library parses it;
-- the manifest fixes a budget: the declared sizes of the members, which must
-  add up to at most ``max_bytes`` (an absolute cap, 1 GiB by default) and, past
-  :data:`EXPANSION_FLOOR` bytes, to at most :data:`MAX_EXPANSION` times the size
-  of the file (a zip bomb expands about a thousand times);
+- the manifest fixes a budget (:func:`memory_budget`): the declared sizes of
+  the members must add up to at most ``max_bytes`` (an absolute cap, 1 GiB by
+  default) and, past :data:`EXPANSION_FLOOR` bytes, to at most
+  :data:`MAX_EXPANSION` times the size of the file (a zip bomb expands about a
+  thousand times); what the decoders allocate from the file's own numbers
+  (arrays of strings, by their declared item size) is charged against the
+  same budget (:class:`MemoryBudget`) before it is allocated;
+- :func:`open_archive` reads an array only when a decoder first asks for it
+  (:class:`ArchiveArrays`), after its declared dtype and shape, and those of
+  the arrays that go with it, were checked (:func:`check_declared`), so that
+  a file refused for an inconsistent array does not allocate the others;
 - every member is decompressed in chunks through a reader that refuses to go
   past its declared size, and its digest is computed while streaming;
 - an array's ``.npy`` header is parsed and checked against the dtype and shape
@@ -32,6 +39,9 @@ the memory and time a damaged or malicious file can cost:
   (never objects, never ``allow_pickle``);
 - JSON members are limited in size, nesting depth and number of containers,
   must not repeat a key, and may not hold non-finite numbers.
+
+Every index array is checked from both sides by :func:`check_indices`, every
+offsets array by :func:`check_offsets`, in chunks (bounded temporaries).
 
 Every failure on a damaged or hostile file raises
 :class:`~treerank.exceptions.ModelFileError` naming the file, the member and
@@ -43,6 +53,7 @@ consistency is then checked when it is rebuilt by ``load_model``).
 # Authors: The treerank developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import contextlib
 import errno
 import hashlib
 import json
@@ -52,6 +63,7 @@ import re
 import stat
 import struct
 import zipfile
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -68,7 +80,15 @@ __all__ = [
     "MAX_JSON_CONTAINERS",
     "MAX_JSON_DEPTH",
     "MAX_MEMBERS",
+    "ArrayView",
+    "MemoryBudget",
     "check_array",
+    "check_declared",
+    "check_indices",
+    "check_offsets",
+    "declared_array",
+    "memory_budget",
+    "open_archive",
     "read_archive",
     "write_archive",
 ]
@@ -80,9 +100,10 @@ FORMAT_VERSION = 2
 DEFAULT_MAX_BYTES = 2**30
 #: Most members an archive may have (the manifest and model.json included).
 MAX_MEMBERS = 4096
-#: Past this many decompressed bytes, a file may expand at most MAX_EXPANSION times.
-EXPANSION_FLOOR = 32 * 2**20
-MAX_EXPANSION = 100
+#: Past this many decompressed bytes, a file may expand at most MAX_EXPANSION times
+#: (its memory budget: :func:`memory_budget`).
+EXPANSION_FLOOR = 16 * 2**20
+MAX_EXPANSION = 16
 #: Caps of a JSON member: bytes, nesting depth, number of arrays and objects.
 MAX_JSON_BYTES = 4 * 2**20
 MAX_JSON_DEPTH = 64
@@ -92,6 +113,8 @@ _MAX_CENTRAL_DIRECTORY = 2 * 2**20
 _MAX_NPY_HEADER = 4096
 _MAX_NDIM = 32
 _CHUNK = 2**20
+# Entries an elementwise check looks at at once (bounded temporaries)
+_CHECK_CHUNK = 2**18
 
 _SEAL_PREFIX = b"treerank-sha256:"
 _SEAL_LENGTH = len(_SEAL_PREFIX) + 64
@@ -509,6 +532,56 @@ def _check_manifest(manifest, infos):
     return entries
 
 
+def memory_budget(file_size, max_bytes=DEFAULT_MAX_BYTES):
+    """Bytes a load may allocate for what a file of ``file_size`` bytes declares.
+
+    ``min(max_bytes, max(EXPANSION_FLOOR, MAX_EXPANSION * file_size))``: a
+    small multiple of the file's own size (model files expand 1 to 7 times
+    when they are large; only small ones, under the floor, compress much
+    more), with ``max_bytes`` as the absolute cap. The archive's members and
+    what the decoders allocate from the file's own numbers (arrays of
+    strings, by their declared item size) are charged against it before
+    they are allocated.
+
+    Examples
+    --------
+    >>> from treerank.model_io._archive import memory_budget
+    >>> memory_budget(10_000) == 16 * 2**20  # the floor
+    True
+    >>> memory_budget(12 * 2**20) == 192 * 2**20  # 16 times the file
+    True
+    """
+    return min(max_bytes, max(EXPANSION_FLOOR, MAX_EXPANSION * file_size))
+
+
+class MemoryBudget:
+    """What a load may still allocate (see :func:`memory_budget`).
+
+    Parameters
+    ----------
+    limit : int
+        The budget in bytes.
+    used : int, default=0
+        Bytes already charged (the archive's members).
+    """
+
+    def __init__(self, limit, used=0):
+        self.limit = int(limit)
+        self.used = int(used)
+
+    def charge(self, nbytes, what):
+        """Count ``nbytes`` more, or raise ``ValueError`` naming ``what``."""
+        left = self.limit - self.used
+        if nbytes > left:
+            raise ValueError(
+                f"{what} would take {nbytes} bytes, more than the {left} "
+                f"left of this file's memory budget ({self.limit} bytes: "
+                f"{MAX_EXPANSION} times the file, at least {EXPANSION_FLOOR}, at most "
+                "max_bytes)"
+            )
+        self.used += int(nbytes)
+
+
 def _check_budget(entries, file_size, max_bytes):
     total = sum(entry["size"] for entry in entries.values())
     if total > max_bytes:
@@ -516,11 +589,13 @@ def _check_budget(entries, file_size, max_bytes):
             f"declares {total} bytes of content, more than the limit of "
             f"{max_bytes} bytes (max_bytes)"
         )
-    if total > EXPANSION_FLOOR and total > MAX_EXPANSION * file_size:
+    if total > memory_budget(file_size, max_bytes):
         raise _Refused(
-            f"would expand {total} / {file_size} = {total / file_size:.0f} times, "
-            f"more than {MAX_EXPANSION}: refused as a likely zip bomb"
+            f"would expand {total} / {file_size} = {total / file_size:.0f} times "
+            f"past {EXPANSION_FLOOR} bytes, more than {MAX_EXPANSION}: refused as "
+            "a likely zip bomb"
         )
+    return MemoryBudget(memory_budget(file_size, max_bytes), total)
 
 
 def _read_json_member(archive, info, limit, expected_digest=None):
@@ -603,6 +678,54 @@ def _read_array_member(archive, info, entry):
 _KIND_NAMES = {"b": "booleans", "i": "integers", "u": "integers", "f": "floats"}
 
 
+def check_declared(arrays, name, *, kinds, ndim=1, shape=None):
+    """Check an array's dtype kind and shape as the file declares them.
+
+    The check :func:`check_array` starts with; on an archive opened by
+    :func:`open_archive` nothing is read, so that related arrays can all be
+    checked before any of them is allocated.
+
+    Parameters
+    ----------
+    arrays : mapping of str to ndarray
+    name : str
+    kinds : str
+    ndim : int, default=1
+    shape : tuple of (int or None), default=None
+
+    Returns
+    -------
+    shape : tuple of int
+        The declared shape.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank.model_io._archive import check_declared
+    >>> check_declared({"w": np.ones((2, 3))}, "w", kinds="f", ndim=2, shape=(2, None))
+    (2, 3)
+    """
+    if name not in arrays:
+        raise ValueError(f"the array {name} is missing")
+    declared_dtype, declared_shape = declared_array(arrays, name)
+    if declared_dtype.kind not in kinds:
+        expected = " or ".join(dict.fromkeys(_KIND_NAMES[k] for k in kinds))
+        raise ValueError(
+            f"the array {name} holds "
+            f"{_KIND_NAMES.get(declared_dtype.kind, 'values')} ({declared_dtype}); "
+            f"expected {expected}."
+        )
+    if len(declared_shape) != ndim or (
+        shape is not None
+        and any(n is not None and n != m for n, m in zip(shape, declared_shape))
+    ):
+        raise ValueError(
+            f"the array {name} has shape {declared_shape}; expected "
+            f"{tuple(shape) if shape is not None else f'{ndim} dimensions'}."
+        )
+    return declared_shape
+
+
 def check_array(
     arrays, name, *, kinds, ndim=1, shape=None, finite=False, bounds=None, dtype=None
 ):
@@ -655,23 +778,9 @@ def check_array(
     ...
     ValueError: the array left holds integers (int64); expected floats.
     """
-    if name not in arrays:
-        raise ValueError(f"the array {name} is missing")
+    # the declared dtype and shape first: a lazy archive reads nothing yet
+    check_declared(arrays, name, kinds=kinds, ndim=ndim, shape=shape)
     array = arrays[name]
-    if array.dtype.kind not in kinds:
-        expected = " or ".join(dict.fromkeys(_KIND_NAMES[k] for k in kinds))
-        raise ValueError(
-            f"the array {name} holds {_KIND_NAMES.get(array.dtype.kind, 'values')} "
-            f"({array.dtype}); expected {expected}."
-        )
-    if array.ndim != ndim or (
-        shape is not None
-        and any(n is not None and n != m for n, m in zip(shape, array.shape))
-    ):
-        raise ValueError(
-            f"the array {name} has shape {array.shape}; expected "
-            f"{tuple(shape) if shape is not None else f'{ndim} dimensions'}."
-        )
     if finite and array.dtype.kind == "f" and not np.all(np.isfinite(array)):
         raise ValueError(f"the array {name} holds NaN or infinity.")
     if bounds is not None and array.size:
@@ -695,6 +804,276 @@ def check_array(
     return array
 
 
+def check_indices(indices, size, name, *, sentinel=None, size_name=None):
+    """Check an array of indices from both sides: every entry in ``[0, size)``.
+
+    The one check of every index a model file holds (children of tree nodes,
+    features, thresholds of a feature, category sets, leaves of a cell,
+    positions of a consensus, columns of a transformer...), so that no index
+    can wrap around (a negative index reads from the end of numpy arrays) or
+    run past its target.
+
+    Parameters
+    ----------
+    indices : ndarray of int
+        The indices (any shape).
+    size : int or ndarray of int
+        Length of the indexed sequence, or one length per entry (broadcast
+        against ``indices``).
+    name : str
+        The array, for the message.
+    sentinel : int or None, default=None
+        A value allowed besides the indices (``-1``: "none", e.g. the children
+        of a leaf).
+    size_name : str or None, default=None
+        What ``size`` is, for the message (e.g. "its node's number of
+        features": "... outside [0, 3) (3 is its node's number of features)").
+
+    Returns
+    -------
+    indices : ndarray
+        ``indices`` itself (checked in chunks, without a converted copy).
+
+    Raises
+    ------
+    ValueError
+        Naming the array and the first index out of range.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank.model_io._archive import check_indices
+    >>> check_indices(np.array([2, -1, 0]), 3, "children", sentinel=-1)
+    array([ 2, -1,  0])
+    >>> check_indices(np.array([[0, 4], [1, 1]]), np.array([2, 5]), "cells")
+    array([[0, 4],
+           [1, 1]])
+    >>> check_indices(np.array([1, -1]), 3, "rule_threshold_index")
+    Traceback (most recent call last):
+    ...
+    ValueError: the array rule_threshold_index holds the index -1, outside [0, 3).
+    """
+    indices = np.asarray(indices)
+    if indices.dtype.kind not in "iu":
+        raise ValueError(
+            f"the array {name} holds {_KIND_NAMES.get(indices.dtype.kind, 'values')} "
+            f"({indices.dtype}); expected integer indices."
+        )
+    size = np.asarray(size)
+    if not indices.size:
+        return indices
+    # in chunks of rows, so that a huge array costs no huge temporaries
+    rows = indices.reshape(indices.shape[0], -1) if indices.ndim else indices[None]
+    bounds = np.broadcast_to(size, indices.shape) if size.ndim else size
+    bounds = bounds.reshape(rows.shape[0], -1) if bounds.ndim else bounds
+    step = max(1, _CHECK_CHUNK // max(rows.shape[1], 1))
+    for start in range(0, rows.shape[0], step):
+        part = rows[start : start + step]
+        bound = bounds[start : start + step] if bounds.ndim else bounds
+        valid = (part >= 0) & (part < bound)
+        if sentinel is not None:
+            valid |= part == sentinel
+        if np.all(valid):
+            continue
+        row, column = np.unravel_index(np.argmin(valid), valid.shape)
+        value = int(part[row, column])
+        limit = int(bound[row, column]) if bounds.ndim else int(bound)
+        notes = [
+            f"{limit} is {size_name}" if size_name is not None else None,
+            f"{sentinel} allowed" if sentinel is not None else None,
+        ]
+        notes = "; ".join(note for note in notes if note)
+        raise ValueError(
+            f"the array {name} holds the index {value}, outside "
+            f"[0, {limit})" + (f" ({notes})." if notes else ".")
+        )
+    return indices
+
+
+def check_offsets(offsets, total, name, *, strict=False):
+    """Check an array of offsets: from 0 to ``total``, never decreasing.
+
+    Offsets cut concatenated arrays into pieces (the nodes of each tree, the
+    coefficients of each rule...): piece ``k`` is ``offsets[k]:offsets[k + 1]``.
+
+    Parameters
+    ----------
+    offsets : ndarray of int of shape (n_pieces + 1,)
+    total : int or None
+        Length of the concatenated array (None: any, the last offset).
+    name : str
+        The array, for the message.
+    strict : bool, default=False
+        Refuse empty pieces (increasing offsets).
+
+    Returns
+    -------
+    offsets : ndarray of int64
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank.model_io._archive import check_offsets
+    >>> check_offsets(np.array([0, 2, 2, 5]), 5, "rule_coef_offsets")
+    array([0, 2, 2, 5])
+    >>> check_offsets(np.array([0, 3, 2]), 2, "node_offsets")
+    Traceback (most recent call last):
+    ...
+    ValueError: the array node_offsets must start at 0, never decrease and end at 2.
+    """
+    offsets = np.asarray(offsets)
+    end = "" if total is None else f" and end at {total}"
+    order = "increase" if strict else "never decrease"
+    if (
+        offsets.dtype.kind not in "iu"
+        or offsets.ndim != 1
+        or offsets.shape[0] == 0
+        or offsets[0] != 0
+        or (total is not None and offsets[-1] != total)
+    ):
+        raise ValueError(f"the array {name} must start at 0, {order}{end}.")
+    for start in range(0, offsets.shape[0] - 1, _CHECK_CHUNK):  # in chunks
+        steps = np.diff(offsets[start : start + _CHECK_CHUNK + 1].astype(np.int64))
+        if np.any(steps <= 0 if strict else steps < 0):
+            raise ValueError(f"the array {name} must start at 0, {order}{end}.")
+    return offsets.astype(np.int64, copy=False)
+
+
+def declared_array(arrays, name):
+    """``(dtype, shape)`` of an array, without reading it from a lazy archive."""
+    declared = getattr(arrays, "declared", None)
+    if declared is not None:
+        return declared(name)
+    array = arrays[name]
+    return array.dtype, tuple(array.shape)
+
+
+class ArrayView(Mapping):
+    """Arrays by name over another mapping: some replaced or added, some hidden,
+    or only those under a prefix (without it). Nothing is read until asked.
+
+    Parameters
+    ----------
+    base : mapping of str to ndarray
+    replace : dict of str to ndarray, default=None
+    hide : iterable of str, default=()
+    prefix : str, default=""
+        Keep only the names of ``base`` starting with it, which is removed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank.model_io._archive import ArrayView
+    >>> base = {"t.a": np.zeros(2), "t.b": np.ones(3), "c": np.ones(1)}
+    >>> view = ArrayView(base, prefix="t.")
+    >>> sorted(view), view["b"].shape
+    (['a', 'b'], (3,))
+    >>> sorted(ArrayView(view, replace={"z": np.zeros(1)}, hide=["a"]))
+    ['b', 'z']
+    """
+
+    def __init__(self, base, replace=None, hide=(), prefix=""):
+        self._base = base
+        self._replace = dict(replace or {})
+        self._hide = set(hide)
+        self._prefix = prefix
+
+    def _inner(self, name):
+        if name in self._replace or name in self._hide:
+            raise KeyError(name)
+        inner = self._prefix + name
+        if inner not in self._base:
+            raise KeyError(name)
+        return inner
+
+    def __getitem__(self, name):
+        if name in self._replace:
+            return self._replace[name]
+        return self._base[self._inner(name)]
+
+    def __contains__(self, name):
+        if name in self._replace:
+            return True
+        try:
+            self._inner(name)
+        except KeyError:
+            return False
+        return True
+
+    def __iter__(self):
+        yield from self._replace
+        for inner in self._base:
+            if inner.startswith(self._prefix):
+                name = inner[len(self._prefix) :]
+                if name not in self._replace and name not in self._hide:
+                    yield name
+
+    def __len__(self):
+        return sum(1 for _ in self)
+
+    def declared(self, name):
+        if name in self._replace:
+            array = self._replace[name]
+            return array.dtype, tuple(array.shape)
+        return declared_array(self._base, self._inner(name))
+
+    @property
+    def budget(self):
+        return getattr(self._base, "budget", None)
+
+
+class ArchiveArrays(Mapping):
+    """The arrays of an open archive, each read and verified when first asked.
+
+    The manifest gives every array's dtype and shape: decoders check them
+    (:func:`check_array`) before the array is read, so that an array of the
+    wrong shape is refused without allocating it, and an array the model
+    does not use is never read (it is refused by name).
+    """
+
+    def __init__(self, archive, infos, entries, path, budget):
+        self._archive = archive
+        self._infos = infos
+        self._entries = entries
+        self._path = path
+        self._cache = {}
+        self._members = {
+            _ARRAY_MEMBER.fullmatch(member).group(1): member
+            for member in entries
+            if member != _DESCRIPTION
+        }
+        self.budget = budget
+
+    def __getitem__(self, name):
+        if name not in self._cache:
+            member = self._members[name]
+            try:
+                self._cache[name] = _read_array_member(
+                    self._archive, self._infos[member], self._entries[member]
+                )
+            except _Refused as exc:
+                raise ModelFileError(f"{self._path}: member {member} {exc}.") from None
+            except Exception as exc:  # zlib.error, EOFError, OSError, ...
+                raise ModelFileError(
+                    f"{self._path}: member {member} is damaged "
+                    f"({type(exc).__name__}: {exc})."
+                ) from None
+        return self._cache[name]
+
+    def __contains__(self, name):
+        return name in self._members
+
+    def __iter__(self):
+        return iter(sorted(self._members))
+
+    def __len__(self):
+        return len(self._members)
+
+    def declared(self, name):
+        entry = self._entries[self._members[name]]
+        return np.dtype(entry["dtype"]), tuple(entry["shape"])
+
+
 def _open_regular_file(path):
     info = os.stat(path)  # FileNotFoundError / PermissionError as they are
     if stat.S_ISDIR(info.st_mode):
@@ -702,6 +1081,96 @@ def _open_regular_file(path):
     if not stat.S_ISREG(info.st_mode):
         raise ModelFileError(f"{path} is not a regular file.")
     return open(path, "rb")
+
+
+def _check_arguments(path, max_bytes):
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise TypeError(
+            "path must be a str or path-like object naming a model file; got "
+            f"{type(path).__name__}."
+        )
+    if (
+        isinstance(max_bytes, bool)
+        or not isinstance(max_bytes, (int, np.integer))
+        or max_bytes < 1
+    ):
+        raise ValueError(f"max_bytes must be a positive int; got {max_bytes!r}.")
+    return os.fsdecode(os.fspath(path))
+
+
+@contextlib.contextmanager
+def open_archive(path, *, max_bytes=DEFAULT_MAX_BYTES):
+    """Open and verify a model archive; its arrays are read when first used.
+
+    The whole-file digest, the central directory, the manifest (with the
+    memory budget, :func:`memory_budget`) and ``model.json`` are checked
+    first; each array is then read and verified when a decoder first asks
+    for it (:class:`ArchiveArrays`), after its declared dtype and shape were
+    checked. Used by :func:`~treerank.model_io.load_model`, so that a file
+    refused for an inconsistent array never allocates the arrays after it.
+
+    Parameters
+    ----------
+    path : str or path-like
+    max_bytes : int, default=DEFAULT_MAX_BYTES
+
+    Yields
+    ------
+    description : dict
+    arrays : ArchiveArrays
+        With a ``budget`` (:class:`MemoryBudget`) holding what is left for
+        the decoders.
+
+    Raises
+    ------
+    TypeError, FileNotFoundError, PermissionError, IsADirectoryError, ModelFileError
+        As :func:`read_archive`.
+    """
+    path = _check_arguments(path, max_bytes)
+    with _open_regular_file(path) as handle:
+        file_size = os.fstat(handle.fileno()).st_size
+        member = None
+        try:
+            _check_seal(handle, file_size, max_bytes)
+            _check_central_directory(handle, file_size)
+            archive = zipfile.ZipFile(handle)
+        except _Refused as exc:
+            raise ModelFileError(f"{path}: {exc}.") from None
+        except Exception as exc:  # BadZipFile, OSError, ...
+            raise ModelFileError(
+                f"{path}: not a readable treerank model file "
+                f"({type(exc).__name__}: {exc})."
+            ) from None
+        with archive:
+            try:
+                infos = _check_members(archive.infolist())
+                member = _MANIFEST
+                manifest = _read_json_member(
+                    archive, infos[_MANIFEST], _MAX_MANIFEST_BYTES
+                )
+                member = None
+                entries = _check_manifest(manifest, infos)
+                budget = _check_budget(entries, file_size, max_bytes)
+                member = _DESCRIPTION
+                entry = entries[_DESCRIPTION]
+                description = _read_json_member(
+                    archive, infos[_DESCRIPTION], entry["size"], entry["sha256"]
+                )
+                if not isinstance(description, dict):
+                    raise _Refused("is not a JSON object")
+            except _Refused as exc:
+                where = "" if member is None else f" member {member}"
+                raise ModelFileError(f"{path}:{where} {exc}.") from None
+            except Exception as exc:  # zlib.error, BadZipFile, EOFError, ...
+                problem = (
+                    "not a readable treerank model file"
+                    if member is None
+                    else f"member {member} is damaged"
+                )
+                raise ModelFileError(
+                    f"{path}: {problem} ({type(exc).__name__}: {exc})."
+                ) from None
+            yield description, ArchiveArrays(archive, infos, entries, path, budget)
 
 
 def read_archive(path, *, max_bytes=DEFAULT_MAX_BYTES):
@@ -746,58 +1215,5 @@ def read_archive(path, *, max_bytes=DEFAULT_MAX_BYTES):
     >>> description, arrays["w"]
     ({'kind': 'demo'}, array([1., 1.]))
     """
-    if not isinstance(path, (str, bytes, os.PathLike)):
-        raise TypeError(
-            "path must be a str or path-like object naming a model file; got "
-            f"{type(path).__name__}."
-        )
-    if (
-        isinstance(max_bytes, bool)
-        or not isinstance(max_bytes, (int, np.integer))
-        or max_bytes < 1
-    ):
-        raise ValueError(f"max_bytes must be a positive int; got {max_bytes!r}.")
-    path = os.fsdecode(os.fspath(path))
-    with _open_regular_file(path) as handle:
-        file_size = os.fstat(handle.fileno()).st_size
-        member = None
-        try:
-            _check_seal(handle, file_size, max_bytes)
-            _check_central_directory(handle, file_size)
-            with zipfile.ZipFile(handle) as archive:
-                infos = _check_members(archive.infolist())
-                member = _MANIFEST
-                manifest = _read_json_member(
-                    archive, infos[_MANIFEST], _MAX_MANIFEST_BYTES
-                )
-                member = None
-                entries = _check_manifest(manifest, infos)
-                _check_budget(entries, file_size, max_bytes)
-                member = _DESCRIPTION
-                entry = entries[_DESCRIPTION]
-                description = _read_json_member(
-                    archive, infos[_DESCRIPTION], entry["size"], entry["sha256"]
-                )
-                if not isinstance(description, dict):
-                    raise _Refused("is not a JSON object")
-                arrays = {}
-                for member in sorted(set(entries) - {_DESCRIPTION}):
-                    name = _ARRAY_MEMBER.fullmatch(member).group(1)
-                    arrays[name] = _read_array_member(
-                        archive, infos[member], entries[member]
-                    )
-        except _Refused as exc:
-            where = "" if member is None else f" member {member}"
-            raise ModelFileError(f"{path}:{where} {exc}.") from None
-        except ModelFileError:
-            raise
-        except Exception as exc:  # zlib.error, BadZipFile, EOFError, OSError, ...
-            problem = (
-                "not a readable treerank model file"
-                if member is None
-                else f"member {member} is damaged"
-            )
-            raise ModelFileError(
-                f"{path}: {problem} ({type(exc).__name__}: {exc})."
-            ) from None
-    return description, arrays
+    with open_archive(path, max_bytes=max_bytes) as (description, arrays):
+        return description, {name: arrays[name] for name in arrays}

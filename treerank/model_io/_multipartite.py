@@ -17,7 +17,12 @@ more than two ``classes``.
 import numpy as np
 
 from treerank.ensemble._multipartite import GradedCalibration
-from treerank.model_io._archive import check_array
+from treerank.model_io._archive import (
+    ArrayView,
+    check_array,
+    check_declared,
+    check_indices,
+)
 
 __all__ = [
     "decode_graded_forest",
@@ -42,19 +47,32 @@ def decode_graded_forest(model, description, arrays):
     """Finish decoding a multipartite forest: trees, thresholds, calibration."""
     n_grades = model.classes_.shape[0]
     if model.multipartite == "thresholds":
-        codes = check_array(
-            arrays,
+        codes = check_indices(
+            check_array(
+                arrays, "tree_thresholds", kinds="iu", shape=(len(model.estimators_),)
+            ),
+            n_grades,
             "tree_thresholds",
-            kinds="iu",
-            shape=(len(model.estimators_),),
-            bounds=(1, n_grades - 1),
-            dtype=np.int64,
+            size_name="the grades",
         )
+        if np.any(codes == 0):
+            raise ValueError(
+                "the array tree_thresholds holds 0: a tree cannot learn "
+                "'grade >= the lowest grade'"
+            )
         model.tree_thresholds_ = model.classes_[codes]
     if float(description["calibration_threshold"]) != 0.0:
         raise ValueError("a multipartite forest has a zero decision offset")
     for tree in model.estimators_:
         tree.classes_ = np.array([0, 1])
+    (n_levels,) = check_declared(arrays, "calibration_levels", kinds="iuf")
+    check_declared(
+        arrays,
+        "calibration_proba",
+        kinds="iuf",
+        ndim=2,
+        shape=(n_grades - 1, n_levels),
+    )
     levels = check_array(
         arrays, "calibration_levels", kinds="iuf", finite=True, dtype=np.float64
     )
@@ -92,11 +110,7 @@ def encode_graded_treerank(model, description, arrays, encode_whole):
 
 def decode_graded_treerank(model, description, arrays, decode_forest):
     """The multipartite TreeRank ``model`` (parameters read) and its consensus."""
-    forest_arrays = {
-        name[len(_PREFIX) :]: value
-        for name, value in arrays.items()
-        if name.startswith(_PREFIX)
-    }
+    forest_arrays = ArrayView(arrays, prefix=_PREFIX)  # read when used
     if len(forest_arrays) != len(arrays):
         raise ValueError("a multipartite TreeRank has only consensus arrays")
     if description["structures"] is not None or description["ccp_alpha_"] is not None:

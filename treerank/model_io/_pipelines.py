@@ -21,17 +21,24 @@ A scikit-learn object is stored as its class name and its state (the
 ``__getstate__`` dictionary: parameters and fitted attributes), every value
 encoded by a small grammar: JSON numbers, strings, booleans and null;
 non-finite floats, numpy scalars, dtypes and numeric types by name; numeric
-arrays as archive members; arrays of strings; lists, tuples, string-keyed
-dicts and slices; and nested trusted objects. Anything else is refused when
+arrays as archive members; arrays of strings; lists, tuples, dicts keyed by
+strings or integers, and slices (of indices or column names); and nested
+trusted objects. Anything else is refused when
 saving, naming its type and where it is.
 
 Loading looks every class name up in :data:`TRUSTED_TYPES` (an unknown name is
 refused, by name, before anything is built), builds the object without
 calling its constructor and gives it its state with ``__setstate__`` (so
-scikit-learn warns when the file was written by another version of it).
-Runtime settings are not taken from the file: ``n_jobs`` and a Pipeline's
-``memory`` are reset to None; attribute names must be identifiers without
-leading double underscores.
+scikit-learn warns when the file was written by another version of it), then
+checks it completely (:func:`~treerank.model_io._sklearn_state.check_object`:
+exactly its parameters and fitted attributes, none shadowing the class's,
+their constraints, types, shapes and relations; a Pipeline's step names and
+widths). Runtime settings are not taken from the file: ``n_jobs`` and a
+Pipeline's ``memory`` are reset to None; attribute names must be identifiers
+without leading double underscores. Arrays of strings are charged against the
+file's memory budget by their declared item size before they are allocated,
+and stored at the width of their longest value. :func:`encode_composite`'s
+output is checked the same way before a file is written.
 """
 
 # Authors: The treerank developers
@@ -55,6 +62,8 @@ from sklearn.preprocessing import (
 )
 
 from treerank.exceptions import ModelFileError
+from treerank.model_io._archive import DEFAULT_MAX_BYTES, ArrayView, MemoryBudget
+from treerank.model_io._sklearn_state import check_object
 
 __all__ = [
     "COMPOSITE",
@@ -103,6 +112,7 @@ _NUMPY_TYPES = {
 # settings of the machine, not of the model: never taken from a file
 _RUNTIME_SETTINGS = {"n_jobs": None, "memory": None}
 _MAX_DEPTH = 64
+_MAX_NDIM = 32
 
 
 def is_composite(model):
@@ -189,8 +199,10 @@ class _Encoder:
             items = [self.value(v, f"{where}[{i}]") for i, v in enumerate(value)]
             return {type(value).__name__: items}
         if type(value) is dict:
-            if not all(isinstance(k, str) for k in value):
-                raise ValueError(f"{where}: a dict with non-string keys.")
+            if not all(
+                isinstance(k, str) or (type(k) is int and abs(k) < 2**53) for k in value
+            ):
+                raise ValueError(f"{where}: a dict with keys other than str and int.")
             return {
                 "dict": [[k, self.value(v, f"{where}.{k}")] for k, v in value.items()]
             }
@@ -269,11 +281,15 @@ def encode_composite(model, encode_estimator):
 
 
 class _Decoder:
-    def __init__(self, arrays, decode_estimator, source):
+    def __init__(self, arrays, decode_estimator, source, budget):
         self.source = source
+        self.budget = budget
         self.arrays = arrays
         self.decode_estimator = decode_estimator
         self.used = set()
+        # what check_object found of each rebuilt object (by id: the objects
+        # stay alive in the model being rebuilt)
+        self.checked = {}
 
     def value(self, value, where, depth=0):
         if depth > _MAX_DEPTH:
@@ -313,10 +329,18 @@ class _Decoder:
         out = {}
         for item in body:
             if not (
-                isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)
+                isinstance(item, list)
+                and len(item) == 2
+                and (
+                    isinstance(item[0], str)
+                    or (type(item[0]) is int and abs(item[0]) < 2**53)
+                )
             ):
                 raise ValueError(f"{where}: a dict entry must be [key, value].")
-            out[item[0]] = self.value(item[1], f"{where}.{item[0]}", depth)
+            value = self.value(item[1], f"{where}.{item[0]}", depth)
+            if item[0] in out:
+                raise ValueError(f"{where}: the key {item[0]!r} appears twice.")
+            out[item[0]] = value
         return out
 
     def _tag_float(self, body, where, depth):
@@ -350,8 +374,13 @@ class _Decoder:
 
     def _tag_slice(self, body, where, depth):
         items = self._items(body, where, depth)
-        if len(items) != 3 or not all(v is None or isinstance(v, int) for v in items):
-            raise ValueError(f"{where}: a slice is [start, stop, step] of integers.")
+        if len(items) != 3 or not all(
+            v is None or (isinstance(v, (int, str)) and not isinstance(v, bool))
+            for v in items
+        ):
+            raise ValueError(
+                f"{where}: a slice is [start, stop, step] of integers or names."
+            )
         return slice(*items)
 
     def _tag_array(self, body, where, depth):
@@ -368,14 +397,28 @@ class _Decoder:
         values = body["values"]
         if not (
             isinstance(shape, list)
-            and all(isinstance(n, int) and n >= 0 for n in shape)
+            and len(shape) <= _MAX_NDIM
+            and all(type(n) is int and n >= 0 for n in shape)
             and isinstance(values, list)
             and math.prod(shape) == len(values)
         ):
             raise ValueError(f"{where}: the shape does not match the values.")
+        # what the file declares is charged before anything is allocated
+        self.budget.charge(len(values) * dtype.itemsize, f"{where}: {dtype} x {shape}")
         items = [self.value(v, where, depth) for v in values]
-        if not all(v is None or isinstance(v, (str, bool, int, float)) for v in items):
-            raise ValueError(f"{where}: an array of strings holds an object.")
+        if dtype.kind == "U":
+            if not all(isinstance(v, str) for v in items):
+                raise ValueError(f"{where}: an array of str holds other values.")
+            longest = max((len(v) for v in items), default=0)
+            if longest > dtype.itemsize // 4:
+                raise ValueError(f"{where}: a value is longer than its dtype {dtype}.")
+            # the values' own width: a wider dtype would only widen, at predict
+            # time, the columns compared with these values
+            dtype = np.dtype(f"<U{max(longest, 1)}")
+        elif not all(
+            v is None or isinstance(v, (str, bool, int, float)) for v in items
+        ):
+            raise ValueError(f"{where}: an array of objects holds an object.")
         out = np.empty(len(items), dtype=dtype)
         out[:] = items
         return out.reshape(shape)
@@ -386,9 +429,7 @@ class _Decoder:
         prefix = body["prefix"]
         if not isinstance(prefix, str) or not prefix.endswith("."):
             raise ValueError(f"{where}: bad array prefix.")
-        arrays = {
-            k[len(prefix) :]: v for k, v in self.arrays.items() if k.startswith(prefix)
-        }
+        arrays = ArrayView(self.arrays, prefix=prefix)  # read when used
         self.used.update(prefix + k for k in arrays)
         description = body["description"]
         if not isinstance(description, dict):
@@ -413,15 +454,23 @@ class _Decoder:
                 "RankingForest."
             )
         state = self._tag_dict(body["state"], f"{where}({name})", depth)
-        bad = [key for key in state if key.startswith("__") or not key.isidentifier()]
+        bad = [
+            key
+            for key in state
+            if not isinstance(key, str)
+            or key.startswith("__")
+            or not key.isidentifier()
+        ]
         if bad:
             raise ValueError(f"{where}: attribute names {bad[:3]} are not allowed.")
         for key, default in _RUNTIME_SETTINGS.items():
             if key in state:
                 state[key] = default
+        keys = set(state)
         obj = cls.__new__(cls)
         obj.__setstate__(state)
         _check_identity(obj, where)
+        check_object(obj, keys, where, self.checked)
         return obj
 
 
@@ -458,7 +507,8 @@ def decode_composite(description, arrays, decode_estimator, *, source="model fil
         "params_not_saved",
     }:
         raise ValueError("unexpected keys in the description of a pipeline")
-    decoder = _Decoder(arrays, decode_estimator, source)
+    budget = getattr(arrays, "budget", None) or MemoryBudget(DEFAULT_MAX_BYTES)
+    decoder = _Decoder(arrays, decode_estimator, source, budget)
     root = description.get("root")
     if not isinstance(root, dict) or set(root) != {"object"}:
         raise ValueError("the root of a pipeline file must be an object")
@@ -467,6 +517,8 @@ def decode_composite(description, arrays, decode_estimator, *, source="model fil
         raise ValueError(
             "the root of a pipeline file must be a Pipeline or ColumnTransformer"
         )
+    if not decoder.checked[id(model)][0]:
+        raise ValueError("the root of a pipeline file is not fitted")
     unused = set(arrays) - decoder.used
     if unused:
         raise ValueError(f"arrays {sorted(unused)[:5]} are not used by the model")

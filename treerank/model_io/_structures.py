@@ -69,7 +69,13 @@ from treerank.engine import (
     rule_children,
     rule_improvements_per_feature,
 )
-from treerank.model_io._archive import check_array
+from treerank.model_io._archive import (
+    ArrayView,
+    check_array,
+    check_declared,
+    check_indices,
+    check_offsets,
+)
 from treerank.tree._frozen import FrozenLinearLeafRank, FrozenTreeLeafRank
 from treerank.tree._leafrank import ClassifierLeafRank
 from treerank.tree._linear import LinearLeafRank
@@ -78,6 +84,7 @@ from treerank.tree._structure import RankingTreeStructure
 
 __all__ = [
     "LINEAR_CLASSIFIERS",
+    "MAX_TREES",
     "MIXED_KINDS",
     "RULE_FIELDS",
     "RuleCandidate",
@@ -105,6 +112,11 @@ LINEAR_CLASSIFIERS = {
         svm.LinearSVC,
     )
 }
+
+#: Most trees a model file may hold (a forest's offsets are read first).
+MAX_TREES = 2**20
+# Entries the elementwise pre-checks look at at once (bounded temporaries)
+_CHUNK = 2**18
 
 # Masses of a node and of its children may differ by rounding (they are summed
 # over different row orders); relative to the root's total mass.
@@ -207,6 +219,11 @@ class TreeExpectations(NamedTuple):
         Most features a LinearLeafRank's rule uses (linear rules).
     candidates : tuple of RuleCandidate
         The MixedLeafRank's candidates, in order (mixed rules).
+    categorical : tuple of bool or None
+        Which features are categorical (engine rules split them by category
+        sets only, and the others by thresholds only); None: none is.
+    n_trees : int or None
+        Number of trees (None: any, at most :data:`MAX_TREES`).
     """
 
     n_features: int
@@ -217,6 +234,8 @@ class TreeExpectations(NamedTuple):
     estimator_name: str | None = None
     rule_max_features: int | None = None
     candidates: tuple = ()
+    categorical: tuple | None = None
+    n_trees: int | None = None
 
 
 # ----------------------------------------------------------------------
@@ -364,39 +383,36 @@ def _thresholds_from_dictionary(arrays, n_features):
     _check_one_threshold_form(arrays)
     if values_name not in arrays:
         return arrays
-    feature = check_array(arrays, "rule_feature", kinds="iu", dtype=np.int64)
-    index = check_array(
-        arrays, index_name, kinds="iu", shape=feature.shape, dtype=np.int64
+    feature = check_indices(
+        check_array(arrays, "rule_feature", kinds="iu"),
+        n_features,
+        "rule_feature",
+        sentinel=-1,
+        size_name="the number of features",
     )
-    if np.any(feature >= n_features) or np.any(feature < -1):
-        raise ValueError(
-            f"rule: a split uses a feature index out of range [0, {n_features})"
-        )
+    index = check_array(arrays, index_name, kinds="iu", shape=feature.shape)
     field = RULE_FIELDS["threshold"]
-    values = check_array(arrays, values_name, kinds=field.kinds, dtype=np.float64)
-    offsets = check_array(
-        arrays,
+    (n_values,) = check_declared(arrays, values_name, kinds=field.kinds)
+    offsets = check_offsets(
+        check_array(arrays, offsets_name, kinds="iu", shape=(n_features + 1,)),
+        n_values,
         offsets_name,
-        kinds="iu",
-        shape=(n_features + 1,),
-        bounds=(0, values.shape[0]),
-        dtype=np.int64,
     )
-    if offsets.shape[0] == 0 or offsets[0] != 0 or offsets[-1] != values.shape[0]:
-        raise ValueError(f"the array {offsets_name} does not partition {values_name}")
-    if np.any(np.diff(offsets) < 0):
-        raise ValueError(f"the array {offsets_name} must not decrease")
+    values = check_array(arrays, values_name, kinds=field.kinds, dtype=np.float64)
     inner = feature >= 0
-    sizes = np.diff(offsets)
-    if np.any(index[inner] >= sizes[feature[inner]]):
-        raise ValueError(
-            f"an entry of {index_name} is outside its feature's thresholds"
-        )
+    # each split's index among the thresholds of its own feature (a negative
+    # one would read the previous feature's)
+    inner_index = check_indices(
+        index[inner],
+        np.diff(offsets)[feature[inner]],
+        index_name,
+        size_name="the number of thresholds of its feature",
+    )
     # an inner leaf (feature -1) reads 0.0 from index 0; any other index gives
     # a non-zero threshold, which the checks of the rules then refuse
     threshold = np.where(index == 0, 0.0, 1.0)
-    threshold[inner] = values[offsets[feature[inner]] + index[inner]]
-    return {**arrays, "rule_threshold": threshold}
+    threshold[inner] = values[offsets[feature[inner]] + inner_index]
+    return ArrayView(arrays, replace={"rule_threshold": threshold})
 
 
 #: The engine rules stored by their layout (:func:`~treerank.engine.rule_children`):
@@ -504,6 +520,37 @@ def _unpack_bits(arrays, name, count):
     return bits[:count].astype(bool)
 
 
+def _precheck_rule_bits(arrays, n_nodes, n_rules):
+    """The split bits describe exactly ``n_rules`` whole rules, read in chunks.
+
+    Laid out as the engine grows them, each rule has one more inner leaf than
+    splits: with ``+1`` per split and ``-1`` per inner leaf, the running sum
+    reaches a new minimum exactly where a rule ends. So the flags hold whole
+    rules if the final sum is the minimum, and ``n_rules`` of them if it is
+    ``-n_rules``. Checked before the bits are unpacked (eight bytes per
+    byte of the file) and the rules derived from them.
+    """
+    packed = check_array(
+        arrays, RULE_SPLIT_BITS, kinds="iu", shape=((n_nodes + 7) // 8,)
+    )
+    total = lowest = 0
+    for start, stop in _chunks(packed.shape[0]):
+        bits = np.unpackbits(packed[start:stop].astype(np.uint8), bitorder="little")
+        bits = bits[: max(0, n_nodes - 8 * start)]
+        if not bits.shape[0]:
+            break
+        running = np.cumsum(bits.astype(np.int64) * 2 - 1) + total
+        lowest = min(lowest, int(running.min()))
+        total = int(running[-1])
+    if total != lowest:
+        raise ValueError("the split flags end inside a rule")
+    if -total != n_rules:
+        raise ValueError(
+            f"the array {RULE_SPLIT_BITS} describes {-total} rules for {n_rules} "
+            "internal nodes with a rule"
+        )
+
+
 def _expand_rule_nodes(arrays, rule_nodes, tree_owner, rule_offsets):
     """The engine rule arrays of a file, in full (stored compact or not).
 
@@ -519,10 +566,10 @@ def _expand_rule_nodes(arrays, rule_nodes, tree_owner, rule_offsets):
 
     Returns
     -------
-    arrays : dict of str to ndarray
+    arrays : mapping of str to ndarray
         With the children, the rule ranges and every field at every node (the
-        canonical values where a field is unused); the checks of the full form
-        follow.
+        canonical values where a field is unused) instead of the bits; the
+        checks of the full form follow.
     """
     if RULE_SPLIT_BITS not in arrays:
         return arrays
@@ -532,17 +579,18 @@ def _expand_rule_nodes(arrays, rule_nodes, tree_owner, rule_offsets):
     if stored:
         raise ValueError(f"the file holds both {stored[0]} and {RULE_SPLIT_BITS}")
     n_nodes = int(rule_offsets[-1])
+    _precheck_rule_bits(arrays, n_nodes, int(np.count_nonzero(rule_nodes)))
     split = _unpack_bits(arrays, RULE_SPLIT_BITS, n_nodes)
     n_splits = int(np.count_nonzero(split))
     child_left, child_right, sizes = rule_children(split)
     start, stop = _rule_ranges(sizes, rule_nodes, tree_owner, rule_offsets)
     full = {
-        **arrays,
         "rule_child_left": child_left,
         "rule_child_right": child_right,
         "rule_start": start,
         "rule_stop": stop,
     }
+    hidden = [RULE_SPLIT_BITS]
     for name in _AT_SPLITS:
         if "rule_" + name not in arrays:
             continue
@@ -561,9 +609,8 @@ def _expand_rule_nodes(arrays, rule_nodes, tree_owner, rule_offsets):
         out = np.zeros(n_nodes, dtype=bool)
         out[split if where == "splits" else ~split] = values
         full["rule_" + name] = out
-        del full[bits]
-    del full[RULE_SPLIT_BITS]
-    return full
+        hidden.append(bits)
+    return ArrayView(arrays, replace=full, hide=hidden)
 
 
 def _improvement_per_feature(rules, rule_start, rule_stop, nodes):
@@ -871,13 +918,88 @@ def _segments(offsets):
     return owner, base, sizes[owner], local
 
 
-def _check_children(left, right, base, size, local, what):
+def _chunks(n):
+    """Ranges of at most :data:`_CHUNK` entries covering ``range(n)``."""
+    return ((start, min(n, start + _CHUNK)) for start in range(0, n, _CHUNK))
+
+
+def _precheck_children(left, right, node_offsets):
+    """What every node of trees numbered in preorder satisfies, on the stored
+    arrays in chunks: a leaf has no child; a split's left child is the next
+    node, its right child comes after it, inside the tree. The full checks
+    (:func:`_check_children`, :func:`_check_preorder`) follow; these refuse a
+    hostile file (a member of zeros, say) before any array is converted, the
+    left children before the right ones are even read.
+    """
+
+    def chunks():
+        for start, stop in _chunks(node_offsets[-1]):
+            position = np.arange(start, stop)
+            owner = np.searchsorted(node_offsets, position, side="right") - 1
+            local = position - node_offsets[owner]
+            size = node_offsets[owner + 1] - node_offsets[owner]
+            yield start, stop, local, size
+
+    for start, stop, local, size in chunks():
+        part = left[start:stop]
+        check_indices(
+            part, size, "children_left", sentinel=-1, size_name="its tree's size"
+        )
+        lc = part.astype(np.int64)
+        split = lc != -1
+        if np.any(lc[split] <= local[split]):
+            raise ValueError(
+                "tree: a child is out of range or does not come after its parent"
+            )
+        if np.any(lc[split] != local[split] + 1):
+            raise ValueError("tree: a left child must follow its parent (preorder)")
+    right = right()  # read now
+    for start, stop, local, size in chunks():
+        part = right[start:stop]
+        check_indices(
+            part, size, "children_right", sentinel=-1, size_name="its tree's size"
+        )
+        split = left[start:stop] != -1
+        rc = part.astype(np.int64)
+        if np.any(rc[~split] != -1):
+            raise ValueError("tree: a node has a right child but no left child")
+        if np.any(rc[split] <= local[split] + 1):
+            raise ValueError(
+                "tree: a child is out of range or does not come after its parent"
+            )
+
+
+def _precheck_counts(n_pos, n_neg, node_offsets):
+    """Class counts finite and non-negative, every node with some weight and
+    every root with both classes, on the stored arrays in chunks."""
+    for start, stop in _chunks(n_pos.shape[0]):
+        for name, counts in (("n_pos", n_pos), ("n_neg", n_neg)):
+            part = counts[start:stop].astype(np.float64)
+            if not np.all(np.isfinite(part)) or np.any(part < 0):
+                raise ValueError(
+                    f"the array {name} holds negative or non-finite counts"
+                )
+    roots = node_offsets[:-1]
+    if np.any(n_pos[roots] <= 0) or np.any(n_neg[roots] <= 0):
+        raise ValueError("a tree's root lacks positive or negative weight")
+    for start, stop in _chunks(n_pos.shape[0]):
+        total = n_pos[start:stop].astype(np.float64) + n_neg[start:stop]
+        if np.any(total <= 0):
+            raise ValueError("a node of a tree holds no training weight")
+
+
+def _check_children(
+    left, right, base, size, local, what, names=("children_left", "children_right")
+):
     """Children local to each tree, in range and after their parent; parents.
 
-    Returns the global parent of every node (-1 for the roots). With every
-    node but the roots having exactly one parent, earlier in its tree, each
-    tree is one binary tree rooted at its first node.
+    ``names`` are the arrays of the left and right children, for the
+    messages. Returns the global parent of every node (-1 for the roots).
+    With every node but the roots having exactly one parent, earlier in its
+    tree, each tree is one binary tree rooted at its first node.
     """
+    for children, name in zip((left, right), names):
+        check_indices(children, size, name, sentinel=-1, size_name="its tree's size")
     split = left != -1
     if np.any(right[~split] != -1):
         raise ValueError(f"{what}: a node has a right child but no left child")
@@ -1037,26 +1159,43 @@ def unpack_structures(meta, arrays, expect):
             f"the trees have {kind} rules but the leafrank parameter says "
             f"{expect.rule_kind} rules"
         )
-    node_offsets = check_array(arrays, "node_offsets", kinds="iu", dtype=np.int64)
-    if (
-        node_offsets.shape[0] < 2
-        or node_offsets[0] != 0
-        or np.any(np.diff(node_offsets) <= 0)
-    ):
-        raise ValueError("the array node_offsets must start at 0 and increase")
+    # the offsets first (their length is the number of trees), then the shapes
+    # of every per-node array, then the cheap necessary conditions on the
+    # stored arrays (in chunks), before anything is converted or derived: a
+    # file refused for its trees costs little more than the arrays it stores
+    n_trees = expect.n_trees
+    (length,) = check_declared(arrays, "node_offsets", kinds="iu")
+    if n_trees is not None and length != n_trees + 1:
+        raise ValueError(
+            f"the parameters say {n_trees} tree(s) but the file holds {length - 1}"
+        )
+    if not 2 <= length <= MAX_TREES + 1:
+        raise ValueError(
+            f"the array node_offsets describes {length - 1} trees; a model file "
+            f"holds 1 to {MAX_TREES}"
+        )
+    node_offsets = check_offsets(
+        arrays["node_offsets"], None, "node_offsets", strict=True
+    )
     n_nodes = int(node_offsets[-1])
     shape = (n_nodes,)
-    bounds = (-1, int(np.diff(node_offsets).max()) - 1)
-    left = check_array(
-        arrays, "children_left", kinds="iu", shape=shape, bounds=bounds, dtype=np.int64
+    check_declared(arrays, "children_left", kinds="iu", shape=shape)
+    check_declared(arrays, "children_right", kinds="iu", shape=shape)
+    check_declared(arrays, "n_pos", kinds="iuf", shape=shape)
+    check_declared(arrays, "n_neg", kinds="iuf", shape=shape)
+    _precheck_children(
+        arrays["children_left"], lambda: arrays["children_right"], node_offsets
     )
+    _precheck_counts(arrays["n_pos"], arrays["n_neg"], node_offsets)
+    left = check_array(arrays, "children_left", kinds="iu", shape=shape, dtype=np.int64)
     right = check_array(
-        arrays, "children_right", kinds="iu", shape=shape, bounds=bounds, dtype=np.int64
+        arrays, "children_right", kinds="iu", shape=shape, dtype=np.int64
     )
     n_pos = check_array(arrays, "n_pos", kinds="iuf", shape=shape, dtype=np.float64)
     n_neg = check_array(arrays, "n_neg", kinds="iuf", shape=shape, dtype=np.float64)
     owner, base, size, local = _segments(node_offsets)
-    parent = _check_children(left, right, base, size, local, "tree")
+    names = ("children_left", "children_right")
+    parent = _check_children(left, right, base, size, local, "tree", names)
     _check_preorder(left, right, owner, local, size, "tree")
     if expect.max_depth is not None and np.any(_depths(parent) > expect.max_depth):
         raise ValueError(f"a tree is deeper than max_depth={expect.max_depth}")
@@ -1069,7 +1208,9 @@ def unpack_structures(meta, arrays, expect):
     return _unpack_mixed(meta, arrays, trees, split, owner, gain, expect)
 
 
-def _unpack_rules(arrays, rule_nodes, owner, n_trees, n_features, without):
+def _unpack_rules(
+    arrays, rule_nodes, owner, n_trees, n_features, without, max_rule_nodes=None
+):
     """The engine rule arrays of a file, with the ranges of the master nodes.
 
     Parameters
@@ -1084,6 +1225,10 @@ def _unpack_rules(arrays, rule_nodes, owner, n_trees, n_features, without):
         The model's number of features.
     without : str
         What the master nodes without a rule are, for the messages.
+    max_rule_nodes : int or None, default=None
+        Most rule nodes the LeafRanks' ``max_depth`` allows (a rule of depth
+        d has at most ``2**(d + 1) - 1`` nodes), checked before the rules
+        are read.
 
     Returns
     -------
@@ -1097,11 +1242,16 @@ def _unpack_rules(arrays, rule_nodes, owner, n_trees, n_features, without):
         they tile in node order (the rules themselves are checked by
         :func:`_check_engine_rules`).
     """
-    rule_offsets = check_array(
-        arrays, "rule_offsets", kinds="iu", shape=(n_trees + 1,), dtype=np.int64
+    rule_offsets = check_offsets(
+        check_array(arrays, "rule_offsets", kinds="iu", shape=(n_trees + 1,)),
+        None,
+        "rule_offsets",
     )
-    if rule_offsets[0] != 0 or np.any(np.diff(rule_offsets) < 0):
-        raise ValueError("the array rule_offsets does not partition the rules")
+    if max_rule_nodes is not None and rule_offsets[-1] > max_rule_nodes:
+        raise ValueError(
+            f"the rules hold {int(rule_offsets[-1])} nodes, more than the "
+            f"{max_rule_nodes} their LeafRanks' max_depth allows"
+        )
     arrays = _expand_rule_nodes(arrays, rule_nodes, owner, rule_offsets)
     arrays = _thresholds_from_dictionary(arrays, n_features)
     fields = {}
@@ -1119,16 +1269,15 @@ def _unpack_rules(arrays, rule_nodes, owner, n_trees, n_features, without):
             )
     if rule_offsets[-1] != n_rule_nodes:
         raise ValueError("the array rule_offsets does not partition the rules")
+    # each master node's range in its tree's rules (the tiling is checked below)
     start, stop = (
-        check_array(
-            arrays,
+        check_indices(
+            check_array(arrays, name, kinds="iu", shape=rule_nodes.shape),
+            n_rule_nodes + end,
             name,
-            kinds="iu",
-            shape=rule_nodes.shape,
-            bounds=(-1, max(n_rule_nodes, 0)),
-            dtype=np.int64,
-        )
-        for name in ("rule_start", "rule_stop")
+            sentinel=-1,
+        ).astype(np.int64)
+        for name, end in (("rule_start", 0), ("rule_stop", 1))
     )
     if np.any(start[~rule_nodes] != -1) or np.any(stop[~rule_nodes] != -1):
         raise ValueError(f"rule_start and rule_stop must be -1 at {without}")
@@ -1154,9 +1303,6 @@ def _unpack_rules(arrays, rule_nodes, owner, n_trees, n_features, without):
 def _unpack_engine(arrays, trees, split, owner, expect):
     node_offsets, left, right, n_pos, n_neg = trees
     n_trees = node_offsets.shape[0] - 1
-    rule_offsets, fields, start, stop, first, last = _unpack_rules(
-        arrays, left >= 0, owner, n_trees, expect.n_features, "the leaves"
-    )
     n_cuts = check_array(arrays, "n_cuts", kinds="iu", shape=(n_trees,))
     cuts = _cuts(expect.rule_max_depth)
     if cuts is None or np.any(n_cuts != cuts):
@@ -1164,6 +1310,15 @@ def _unpack_engine(arrays, trees, split, owner, expect):
         raise ValueError(
             f"n_cuts must be 2**max_depth - 1{value} for the LeafRank's max_depth"
         )
+    rule_offsets, fields, start, stop, first, last = _unpack_rules(
+        arrays,
+        left >= 0,
+        owner,
+        n_trees,
+        expect.n_features,
+        "the leaves",
+        int(np.count_nonzero(left >= 0)) * (2 * cuts + 1),  # 2**(depth + 1) - 1
+    )
     _check_engine_rules(
         fields,
         first,
@@ -1171,28 +1326,33 @@ def _unpack_engine(arrays, trees, split, owner, expect):
         expect.rule_max_depth,
         expect.n_features,
         f"the LeafRank's max_depth={expect.rule_max_depth}",
-        f"[0, {expect.n_features})",
+        "the number of features",
     )
-    set_offsets = check_array(
-        arrays, "category_set_offsets", kinds="iu", shape=(n_trees + 1,), dtype=np.int64
+    n_sets, _ = check_declared(
+        arrays, "category_sets", kinds="u", ndim=2, shape=(None, 4)
+    )
+    set_offsets = check_offsets(
+        check_array(arrays, "category_set_offsets", kinds="iu", shape=(n_trees + 1,)),
+        n_sets,
+        "category_set_offsets",
     )
     category_sets = check_array(
         arrays, "category_sets", kinds="u", ndim=2, shape=(None, 4), dtype=np.uint64
     )
-    if (
-        set_offsets[0] != 0
-        or set_offsets[-1] != category_sets.shape[0]
-        or np.any(np.diff(set_offsets) < 0)
-    ):
-        raise ValueError("the array category_set_offsets does not partition the sets")
+    # each split's category set among its tree's (-1: a threshold split)
+    check_indices(
+        fields["category"],
+        np.repeat(np.diff(set_offsets), np.diff(rule_offsets)),
+        "rule_category",
+        sentinel=-1,
+        size_name="its tree's number of category sets",
+    )
+    _check_split_kinds(fields, expect.categorical, expect.n_features)
     structures = []
     for t in range(n_trees):
         a, b = int(node_offsets[t]), int(node_offsets[t + 1])
         r0, r1 = int(rule_offsets[t]), int(rule_offsets[t + 1])
         c0, c1 = int(set_offsets[t]), int(set_offsets[t + 1])
-        category = fields["category"][r0:r1]
-        if np.any(category < -1) or np.any(category >= c1 - c0):
-            raise ValueError("a categorical split refers to a missing category set")
         rules = SplitRules(
             **{name: array[r0:r1] for name, array in fields.items()},
             category_sets=category_sets[c0:c1],
@@ -1211,6 +1371,24 @@ def _unpack_engine(arrays, trees, split, owner, expect):
             )
         )
     return structures
+
+
+def _check_split_kinds(fields, categorical, n_features):
+    """A categorical feature is split by a category set (threshold 0.0), a
+    numeric feature by a threshold (category -1), as the engine splits them."""
+    split = fields["child_left"] >= 0
+    mask = np.zeros(n_features, dtype=bool)
+    if categorical is not None:
+        mask[:] = categorical
+    on_categories = mask[fields["feature"][split]]
+    by_set = fields["category"][split] >= 0
+    if np.any(by_set != on_categories):
+        raise ValueError(
+            "the array rule_category: a split on a categorical feature must use a "
+            "category set, and a split on a numeric feature a threshold"
+        )
+    if np.any(fields["threshold"][split][by_set] != 0.0):
+        raise ValueError("the array rule_threshold must be 0.0 at categorical splits")
 
 
 def _cuts(max_depth):
@@ -1234,7 +1412,8 @@ def _check_engine_rules(fields, first, last, max_depth, n_features, deep, featur
         fields["child_left"].astype(np.int64),
         fields["child_right"].astype(np.int64),
     )
-    parent = _check_children(cl, cr, base, size, local, "rule")
+    names = ("rule_child_left", "rule_child_right")
+    parent = _check_children(cl, cr, base, size, local, "rule", names)
     split = cl != -1
     if np.any(cr[split] != cl[split] + 1):
         raise ValueError("rule: the children of a split must be consecutive")
@@ -1261,11 +1440,11 @@ def _check_engine_rules(fields, first, last, max_depth, n_features, deep, featur
         ):
             if value is not None and np.any(values[mask] != value):
                 raise ValueError(f"the array rule_{name} must be {value} at {where}")
-    feature = fields["feature"][split]
     if isinstance(n_features, np.ndarray):
         n_features = n_features[owner][split]
-    if np.any(feature < 0) or np.any(feature >= n_features):
-        raise ValueError(f"rule: a split uses a feature index out of range {features}")
+    check_indices(
+        fields["feature"][split], n_features, "rule_feature", size_name=features
+    )
     left_leaf = fields["left_leaf"]
     n_left = np.bincount(owner, weights=left_leaf & ~split, minlength=first.shape[0])
     n_leaves = np.bincount(owner, weights=~split, minlength=first.shape[0])
@@ -1281,23 +1460,18 @@ def _unpack_node_features(arrays, n_rules, expect):
     number of features.
     """
     all_features = check_array(arrays, "rule_all_features", kinds="b", shape=(n_rules,))
-    feature_offsets = check_array(
-        arrays, "rule_feature_offsets", kinds="iu", shape=(n_rules + 1,), dtype=np.int64
+    (n_drawn,) = check_declared(arrays, "rule_features", kinds="iu")
+    feature_offsets = check_offsets(
+        check_array(arrays, "rule_feature_offsets", kinds="iu", shape=(n_rules + 1,)),
+        n_drawn,
+        "rule_feature_offsets",
     )
-    features = check_array(
-        arrays,
+    features = check_indices(
+        check_array(arrays, "rule_features", kinds="iu"),
+        expect.n_features,
         "rule_features",
-        kinds="iu",
-        bounds=(0, expect.n_features - 1),
-        dtype=np.intp,
-    )
+    ).astype(np.intp)
     widths = np.diff(feature_offsets)
-    if (
-        feature_offsets[0] != 0
-        or np.any(widths < 0)
-        or feature_offsets[-1] != features.shape[0]
-    ):
-        raise ValueError("the array rule_feature_offsets does not partition features")
     n_node = expect.n_node_features
     if n_node is None:
         if not np.all(all_features) or np.any(widths != 0):
@@ -1353,16 +1527,15 @@ def _unpack_linear_rules(arrays, width, required):
     coef_offsets, coef, importance, intercept, flip : ndarray
     """
     n_rules = width.shape[0]
-    coef_offsets = check_array(
-        arrays, "rule_coef_offsets", kinds="iu", shape=(n_rules + 1,), dtype=np.int64
+    (n_coef,) = check_declared(arrays, "rule_coef", kinds="iuf")
+    coef_offsets = check_offsets(
+        check_array(arrays, "rule_coef_offsets", kinds="iu", shape=(n_rules + 1,)),
+        n_coef,
+        "rule_coef_offsets",
     )
-    coef = check_array(arrays, "rule_coef", kinds="iuf", finite=True, dtype=np.float64)
-    if (
-        coef_offsets[0] != 0
-        or np.any(np.diff(coef_offsets) != width)
-        or coef_offsets[-1] != coef.shape[0]
-    ):
+    if np.any(np.diff(coef_offsets) != width):
         raise ValueError("the array rule_coef_offsets does not match the features")
+    coef = check_array(arrays, "rule_coef", kinds="iuf", finite=True, dtype=np.float64)
     if required or "rule_importance" in arrays:
         importance = check_array(
             arrays,
@@ -1456,8 +1629,12 @@ def _mixed_kinds(meta, arrays, n_rules, candidates):
             "structures.estimators must list distinct classifiers of the "
             f"MixedLeafRank's linear candidates {sorted(linear_names)}"
         )
-    kinds = check_array(
-        arrays, MIXED_KINDS, kinds="iu", shape=(n_rules,), bounds=(0, len(names))
+    # 0: a box rule; k >= 1: a linear rule of names[k - 1]
+    kinds = check_indices(
+        check_array(arrays, MIXED_KINDS, kinds="iu", shape=(n_rules,)),
+        len(names) + 1,
+        MIXED_KINDS,
+        size_name="1 + the number of linear classifiers",
     ).astype(np.int64)
     used = np.bincount(kinds, minlength=len(names) + 1)
     if np.any(used[1:] == 0):
@@ -1510,6 +1687,7 @@ def _unpack_mixed(meta, arrays, trees, split, owner, gain, expect):
         node_offsets.shape[0] - 1,
         expect.n_features,
         "the nodes without a box rule",
+        int(np.sum(2 * n_cuts[box] + 1)),  # 2**(depth + 1) - 1 each
     )
     box_depth = np.round(np.log2(n_cuts[box] + 1)).astype(np.int64)
     _check_engine_rules(
@@ -1519,7 +1697,7 @@ def _unpack_mixed(meta, arrays, trees, split, owner, gain, expect):
         box_depth,
         width[box],
         "its LeafRank's max_depth (log2 of rule_n_cuts + 1)",
-        "[0, its node's number of features)",
+        "its node's number of features",
     )
     if np.any(fields["category"] != -1):
         raise ValueError(

@@ -17,6 +17,7 @@ _LOCATIONS = {
     "check_sample_weight": "treerank.utils.validation",
     "check_scores": "treerank.utils.validation",
     "check_training_target": "treerank.utils.validation",
+    "normalize_sample_weight": "treerank.utils.validation",
 }
 
 __all__ = sorted(_LOCATIONS)

@@ -13,6 +13,7 @@ __all__ = [
     "check_sample_weight",
     "check_scores",
     "check_training_target",
+    "normalize_sample_weight",
 ]
 
 
@@ -206,11 +207,77 @@ def check_scores(y_score, n_samples=None, *, input_name="y_score"):
     return y_score
 
 
+def normalize_sample_weight(sample_weight):
+    """Training weights divided by their largest value: in [0, 1], scale-free.
+
+    A ranker's fit depends on the weights only through their ratios, but its
+    sums of weights, and the products of sums in its objectives (pairs of a
+    positive and a negative, of two cells), overflow for weights near the
+    float64 limit: weights of 1e160 made a forest's Kemeny objective infinite.
+    Divided by their largest value, the weights are at most 1, their sums at
+    most the number of rows and the products of two sums at most its square,
+    for any finite weights.
+
+    What is guaranteed of a rescaling ``c * w`` (``c > 0``):
+
+    - uniform weights of any finite positive value become exactly 1 (``c / c``
+      is exactly 1 in IEEE arithmetic), so they fit the same model as unit
+      weights, bit for bit;
+    - whenever the products ``c * w_i`` are exact in float64 (``c`` a power
+      of two, or integer weights times an integer with products below 2**53),
+      the normalized weights are bit-identical: each is the correctly rounded
+      quotient of the same two real numbers;
+    - otherwise ``c * w_i`` was already rounded by the caller; each normalized
+      weight then differs from the one of ``w`` by at most 2 units in the last
+      place (a relative 4.5e-16), the change any rounding of the weights
+      makes; a model can differ only where such a change reorders two equal
+      candidate splits.
+
+    A positive weight more than ~1e308 times smaller than the largest one
+    underflows in the division; it is kept as the smallest positive float
+    (5e-324) rather than dropped, so that the rows with positive weight stay
+    the same.
+
+    Parameters
+    ----------
+    sample_weight : ndarray of shape (n_samples,)
+        Finite non-negative weights, not all zero (see
+        :func:`check_sample_weight`).
+
+    Returns
+    -------
+    sample_weight : ndarray of shape (n_samples,), dtype=float64
+        The weights divided by their maximum (the input itself when its
+        maximum is already 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank.utils.validation import normalize_sample_weight
+    >>> normalize_sample_weight(np.array([1e300, 5e299, 0.0]))
+    array([1. , 0.5, 0. ])
+    >>> normalize_sample_weight(np.full(3, 7.3))
+    array([1., 1., 1.])
+    """
+    largest = sample_weight.max()
+    if largest == 1.0 or not largest > 0:
+        return sample_weight
+    normalized = sample_weight / largest
+    underflow = (normalized == 0) & (sample_weight > 0)
+    if np.any(underflow):
+        normalized[underflow] = np.nextafter(0.0, 1.0)
+    return normalized
+
+
 def check_training_target(y, sample_weight, n_samples):
     """Validate the labels and weights a ranker is trained on.
 
     Binary labels (see :func:`check_bipartite_target`), valid weights, and
-    both classes present with positive weight.
+    both classes present with positive weight. The weights are returned
+    divided by their largest value (:func:`normalize_sample_weight`): a
+    fitted model depends on their ratios only, nothing overflows for finite
+    weights up to the float64 limit, and uniform weights of any value fit the
+    same model as unit weights.
 
     Parameters
     ----------
@@ -226,13 +293,14 @@ def check_training_target(y, sample_weight, n_samples):
     y01 : ndarray of shape (n_samples,), dtype=int
     classes : ndarray of shape (2,)
     sample_weight : ndarray of shape (n_samples,), dtype=float64
+        In [0, 1], with maximum 1.
 
     Examples
     --------
     >>> from treerank.utils import check_training_target
-    >>> y01, classes, weights = check_training_target([2, 5, 5], None, 3)
-    >>> y01, classes
-    (array([0, 1, 1]), array([2, 5]))
+    >>> y01, classes, weights = check_training_target([2, 5, 5], [4, 2, 0], 3)
+    >>> y01, classes, weights
+    (array([0, 1, 1]), array([2, 5]), array([1. , 0.5, 0. ]))
     """
     y01, classes = check_bipartite_target(y)
     sample_weight = check_sample_weight(sample_weight, n_samples)
@@ -244,4 +312,4 @@ def check_training_target(y, sample_weight, n_samples):
                 f"y has no {name} sample with positive weight: both classes are "
                 "needed to learn a ranking."
             )
-    return y01, classes, sample_weight
+    return y01, classes, normalize_sample_weight(sample_weight)
