@@ -1,0 +1,471 @@
+"""Shapley values of a ranker's score: which algorithm for which model."""
+
+# Authors: The treerank developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from numbers import Integral
+
+import numpy as np
+from joblib import effective_n_jobs
+from sklearn.utils import check_random_state
+from sklearn.utils.parallel import Parallel, delayed
+
+from treerank.inspection._enumeration import (
+    MAX_ENUMERATED_FEATURES,
+    enumerated_values,
+)
+from treerank.inspection._explanation import Explanation
+from treerank.inspection._interventional import (
+    cube_weights,
+    interventional_values,
+    next_nodes,
+)
+from treerank.inspection._path_dependent import (
+    decision_masses,
+    gauss_legendre_table,
+    path_dependent_values,
+)
+from treerank.inspection._permutation import permutation_values
+from treerank.inspection._tree_sum import (
+    check_explainable,
+    encoded_decision_function,
+    engine_trees,
+    explained_model,
+    is_additive,
+    tree_sum,
+)
+from treerank.utils._categorical import category_labels
+from treerank.utils._sparse import is_sparse
+
+__all__ = ["shapley_values"]
+
+_PERTURBATIONS = ("interventional", "tree_path_dependent")
+_ALGORITHMS = ("auto", "tree", "permutation", "exact")
+_CHUNK_ROWS = 256  # rows per task of the compiled algorithms
+
+
+def _dense(X):
+    return np.ascontiguousarray(X.toarray() if is_sparse(X) else X, dtype=np.float64)
+
+
+def feature_names_of(estimator):
+    """The estimator's feature names, or ``x0, x1, ...``."""
+    names = getattr(estimator, "feature_names_in_", None)
+    if names is not None:
+        return [str(name) for name in names]
+    return [f"x{i}" for i in range(estimator.n_features_in_)]
+
+
+def used_features(estimator):
+    """Indices of the features the explained model's score may depend on.
+
+    For engine trees, the features some decision tests (any other feature is
+    a dummy: its Shapley value is 0 in every game); for other splitters,
+    every feature.
+    """
+    model = explained_model(estimator)
+    if not engine_trees(model):
+        return np.arange(model.n_features_in_)
+    trees = model.estimators_ if hasattr(model, "estimators_") else [model]
+    tested = [tree.tree_.graph()[1] for tree in trees]
+    return np.unique(np.concatenate([np.zeros(0, np.int32), *tested])).astype(np.intp)
+
+
+def _check_params(feature_perturbation, algorithm, max_background, n_permutations):
+    if feature_perturbation not in _PERTURBATIONS:
+        raise ValueError(
+            f"feature_perturbation must be one of {_PERTURBATIONS}; got "
+            f"{feature_perturbation!r}."
+        )
+    if algorithm not in _ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {_ALGORITHMS}; got {algorithm!r}.")
+    if max_background is not None and (
+        isinstance(max_background, bool)
+        or not isinstance(max_background, Integral)
+        or max_background < 1
+    ):
+        raise ValueError(
+            f"max_background must be a positive integer or None; got {max_background!r}."
+        )
+    if (
+        isinstance(n_permutations, bool)
+        or not isinstance(n_permutations, Integral)
+        or n_permutations < 2
+    ):
+        raise ValueError(
+            f"n_permutations must be an integer >= 2 (standard errors need two "
+            f"samples); got {n_permutations!r}."
+        )
+
+
+def _prepare_background(estimator, background, max_background, rng):
+    if background is None:
+        raise ValueError(
+            "the interventional form needs a background sample: pass "
+            "background=X_train (or any rows that represent the population the "
+            "scores are compared with; about 100 rows are drawn from it, see "
+            "max_background)."
+        )
+    Z = _dense(estimator._validate_X_predict(background))
+    if Z.shape[0] == 0:
+        raise ValueError("background has no rows; the interventional form needs some.")
+    if max_background is not None and Z.shape[0] > max_background:
+        Z = Z[np.sort(rng.choice(Z.shape[0], max_background, replace=False))]
+    return Z
+
+
+def _row_chunks(n_rows, n_jobs):
+    n_chunks = max(1, min(effective_n_jobs(n_jobs) * 4, -(-n_rows // _CHUNK_ROWS)))
+    return [c for c in np.array_split(np.arange(n_rows), n_chunks) if c.shape[0]]
+
+
+def _interventional_tree(model, X, Z, n_jobs):
+    """Exact interventional values of an additive model (compiled walks)."""
+    router = model.router
+    n_decisions = router.nodes.shape[0]
+    Z_next = np.empty((Z.shape[0], n_decisions), dtype=np.int32)
+    next_nodes(Z, router.nodes, router.tests, router.category_sets, Z_next)
+    from_x, from_z = cube_weights(X.shape[1])
+    values = np.empty(X.shape)
+    squares = np.empty(X.shape)
+
+    def run(rows):
+        interventional_values(
+            X[rows],
+            Z_next,
+            router.entries,
+            router.nodes,
+            router.tests,
+            router.category_sets,
+            model.values,
+            model.value_offset,
+            from_x,
+            from_z,
+            values[rows[0] : rows[-1] + 1],
+            squares[rows[0] : rows[-1] + 1],
+        )
+
+    Parallel(n_jobs=n_jobs, prefer="threads")(
+        delayed(run)(rows) for rows in _row_chunks(X.shape[0], n_jobs)
+    )
+    n_background = Z.shape[0]
+    if n_background > 1:
+        variance = np.maximum(squares - values**2, 0.0) * (
+            n_background / (n_background - 1)
+        )
+        spread = np.sqrt(variance / n_background)
+    else:
+        spread = np.full(X.shape, np.inf)
+    return values, spread
+
+
+def _tree_shaped(model):
+    """Masses of the decisions of an additive model's graphs, or an error."""
+    masses = []
+    depth = 0
+    for b, graph in enumerate(model.graphs):
+        tree_masses, tree_depth = decision_masses(graph, model.leaf_masses[b])
+        if tree_masses is None:
+            raise ValueError(
+                "feature_perturbation='tree_path_dependent' needs trees whose "
+                f"decision graphs are trees; tree {b} is not: its LeafRank rules "
+                "have several inner leaves on one side, which lead to the same "
+                "child, and the model keeps no training mass for the decisions "
+                "inside a rule. Use the interventional form (the default, with a "
+                "background sample), or rules of a single split "
+                "(leafrank=LeafRank(max_depth=1))."
+            )
+        masses.append(tree_masses)
+        depth = max(depth, tree_depth)
+    return np.concatenate([np.zeros(0), *masses]), depth
+
+
+def _path_dependent_tree(model, X, n_jobs):
+    """Exact path-dependent values and base value of an additive model."""
+    masses, depth = _tree_shaped(model)
+    router = model.router
+    leaf_masses = np.concatenate(model.leaf_masses)
+    sizes = np.array([m.shape[0] for m in model.leaf_masses], dtype=np.int64)
+    mass_offset = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    gl_nodes, gl_weights = gauss_legendre_table(max(1, (depth + 1) // 2))
+    values = np.empty(X.shape)
+
+    def run(rows):
+        path_dependent_values(
+            X[rows],
+            router.entries,
+            router.nodes,
+            router.tests,
+            router.category_sets,
+            masses,
+            leaf_masses,
+            mass_offset,
+            model.values,
+            model.value_offset,
+            gl_nodes,
+            gl_weights,
+            max(depth, 1),
+            values[rows[0] : rows[-1] + 1],
+        )
+
+    Parallel(n_jobs=n_jobs, prefer="threads")(
+        delayed(run)(rows) for rows in _row_chunks(X.shape[0], n_jobs)
+    )
+    base = model.constant
+    for b in range(model.n_trees):
+        tree_values = model.values[model.value_offset[b] :][: sizes[b]]
+        weights = model.leaf_masses[b] / model.leaf_masses[b].sum()
+        base += float(tree_values @ weights)
+    return values, base
+
+
+def _choose_algorithm(estimator, algorithm, feature_perturbation):
+    exact_tree = engine_trees(estimator) and is_additive(estimator)
+    if feature_perturbation == "tree_path_dependent":
+        if algorithm not in ("auto", "tree"):
+            raise ValueError(
+                "feature_perturbation='tree_path_dependent' is computed by the "
+                f"tree algorithm only; got algorithm={algorithm!r}."
+            )
+        if not exact_tree:
+            raise ValueError(_not_additive_message(estimator, "tree_path_dependent"))
+        return "tree"
+    if algorithm == "auto":
+        return "tree" if exact_tree else "permutation"
+    if algorithm == "tree" and not exact_tree:
+        raise ValueError(_not_additive_message(estimator, "algorithm='tree'"))
+    return algorithm
+
+
+def _not_additive_message(estimator, what):
+    model = explained_model(estimator)
+    if not engine_trees(model):
+        why = (
+            "its trees' rules are not axis-aligned splits grown by the engine "
+            "(LinearLeafRank, MixedLeafRank or ClassifierLeafRank), so they "
+            "compile to no decision graph"
+        )
+    elif model is not estimator:
+        why = (
+            "a TreeRank fitted on more than two grades scores with the Kendall "
+            "median of its threshold trees, which is not a sum over trees"
+        )
+    else:
+        why = (
+            f"a forest aggregated by {model.aggregation!r} does not score with a "
+            "sum over its trees"
+        )
+    return (
+        f"{what} needs a score that is a sum over decision trees; {why}. Use the "
+        "interventional form with algorithm='permutation' (an estimate with "
+        "standard errors) or algorithm='exact' (few features)."
+    )
+
+
+def shapley_values(
+    estimator,
+    X,
+    *,
+    background=None,
+    feature_perturbation="interventional",
+    algorithm="auto",
+    max_background=100,
+    n_permutations=32,
+    random_state=None,
+    n_jobs=None,
+):
+    """Contribution of each feature to each row's ranking score (Shapley values).
+
+    For each row x of X and each feature j, the Shapley value ``phi_j(x)`` of
+    a game whose players are the features and whose value for a coalition S
+    is the score when only the features of S are known; so that
+
+        base_value + sum_j phi_j(x) = decision_function(x)    (efficiency),
+
+    a feature the model never reads gets 0 (dummy), two features that play
+    the same role get the same value (symmetry), and the values of a sum of
+    scores are the sums of their values (linearity). The score is the
+    estimator's ``decision_function``; only its order has a meaning, so a
+    value says how much of the row's departure from the base value, in score
+    units, a feature accounts for (see :ref:`inspection`).
+
+    Read more in the :ref:`User Guide <inspection>`.
+
+    Parameters
+    ----------
+    estimator : TreeRank or RankingForest
+        A fitted ranker.
+    X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+        The rows to explain, as given to ``decision_function`` (missing
+        values, categorical columns and sparse matrices as the model takes
+        them).
+    background : {array-like, sparse matrix, DataFrame} or None, default=None
+        For the interventional form (required): rows that represent the
+        population the scores are compared with, usually (a sample of) the
+        training data. The base value is their mean score.
+    feature_perturbation : {"interventional", "tree_path_dependent"}, \
+default="interventional"
+        The game:
+
+        - "interventional": ``v(S)`` is the mean score of the points that
+          take the features of S from x and the others from a background
+          row. The values are those of the model as a function, whatever
+          the dependence between the features.
+        - "tree_path_dependent": the features outside S are filled in by the
+          tree itself, each decision on them sending the point both ways in
+          proportion to the training masses of its children (Lundberg et al.,
+          2020). Only for trees whose LeafRank rules are single splits (the
+          model keeps no training mass for the decisions inside a deeper
+          rule); no background.
+    algorithm : {"auto", "tree", "permutation", "exact"}, default="auto"
+        How the values are computed:
+
+        - "tree": exact, in polynomial time, on the trees as compiled for
+          prediction; for scores that are a sum over trees: a TreeRank on two
+          classes, a forest with ``aggregation="mean"`` or ``"borda"``, grown
+          with the engine (the default LeafRank). Cost about
+          ``n_samples * n_background * n_trees`` walks of the hybrid paths
+          of one pair of rows in one tree.
+        - "permutation": an estimate for any score, from
+          ``n_permutations`` random orders of the features (each with its
+          reverse) and background rows per row, with ``std_errors`` and
+          exact efficiency; interventional form only. Cost
+          ``2 * n_permutations * (n_features - 1)`` scores per row.
+        - "exact": the definition, over all coalitions of the features the
+          model reads (at most 16); interventional form only. Cost
+          ``2^n_features * n_background`` scores per row.
+        - "auto": "tree" when the score is a sum over engine trees,
+          "permutation" otherwise (the Kendall median of a forest, the
+          forest's default; trees of other splitters).
+    max_background : int or None, default=100
+        A background of more rows is replaced by this many of its rows drawn
+        at random (``random_state``); None uses every row.
+    n_permutations : int, default=32
+        Samples per row of the permutation algorithm.
+    random_state : int, RandomState instance or None, default=None
+        Draws the background rows kept and the permutations.
+    n_jobs : int or None, default=None
+        Threads of the compiled algorithms (row chunks in parallel).
+
+    Returns
+    -------
+    explanation : Explanation
+        ``values`` of shape (n_samples, n_features), ``base_value``,
+        ``scores`` (``decision_function(X)``), the rows and feature names,
+        and the standard errors of the estimates.
+
+    See Also
+    --------
+    reason_codes : The features that pull each row's score down (or up), with
+        the rule each one met.
+    treerank.plotting.plot_waterfall : One row's values.
+    treerank.plotting.plot_contributions : The values over many rows.
+
+    Notes
+    -----
+    A ranking tree with its LeafRank rules is one decision graph (each
+    rule's inner leaves lead to the first decision of the master child they
+    send their rows to), the graph the model routes its rows through. The
+    tree algorithm walks it: for one row x, one background row z and one
+    tree, it follows the paths of the hybrid points, branching where x and z
+    part, and each leaf it reaches adds, for the features the path fixed to
+    x (set A) and to z (set B), ``value * (|A| - 1)! |B|! / (|A| + |B|)!`` to
+    those of A and minus ``value * |A|! (|B| - 1)! / (|A| + |B|)!`` to those
+    of B. The graph is never unfolded into a tree (it would have about a
+    million leaves for a tree of a default forest).
+
+    For the interventional form computed exactly, ``background_std_errors``
+    says how much the values depend on which background rows were drawn:
+    a few dozen rows often suffice for reason codes, and the cost is
+    proportional to their number.
+
+    The Kendall median (the forest's default aggregation) ranks the cells of
+    the trees' common subpartition jointly: it is not a sum over trees, and
+    its values are estimated by permutations, with standard errors.
+
+    References
+    ----------
+    .. [1] L. S. Shapley, "A value for n-person games", 1953.
+    .. [2] S. M. Lundberg et al., "From local explanations to global
+       understanding with explainable AI for trees", Nature Machine
+       Intelligence 2, 2020.
+    .. [3] J. Castro, D. Gomez and J. Tejada, "Polynomial calculation of the
+       Shapley value based on sampling", Computers & Operations Research 36,
+       2009.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank import TreeRank
+    >>> from treerank.datasets import make_nested_squares
+    >>> from treerank.inspection import shapley_values
+    >>> X, y = make_nested_squares(500, random_state=0)
+    >>> tree = TreeRank(random_state=0).fit(X, y)
+    >>> explanation = shapley_values(tree, X[:3], background=X[:50])
+    >>> explanation.values.shape
+    (3, 2)
+    >>> bool(np.allclose(explanation.base_value + explanation.values.sum(axis=1),
+    ...                  tree.decision_function(X[:3])))
+    True
+    """
+    _check_params(feature_perturbation, algorithm, max_background, n_permutations)
+    check_explainable(estimator)
+    rng = check_random_state(random_state)
+    X_read = _dense(estimator._validate_X_predict(X))
+    chosen = _choose_algorithm(estimator, algorithm, feature_perturbation)
+    scores = encoded_decision_function(estimator, X_read)
+    common = {
+        "scores": scores,
+        "data": X_read,
+        "feature_names": feature_names_of(estimator),
+        "feature_perturbation": feature_perturbation,
+        "algorithm": chosen,
+        "category_labels": category_labels(estimator),
+    }
+    if feature_perturbation == "tree_path_dependent":
+        if background is not None:
+            raise ValueError(
+                "feature_perturbation='tree_path_dependent' fills the features in "
+                "from the trees' training masses; it takes no background."
+            )
+        values, base = _path_dependent_tree(tree_sum(estimator), X_read, n_jobs)
+        return Explanation(values, base, **common)
+    Z = _prepare_background(estimator, background, max_background, rng)
+    z_scores = encoded_decision_function(estimator, Z)
+    base = float(z_scores.mean())
+    if chosen == "tree":
+        values, spread = _interventional_tree(tree_sum(estimator), X_read, Z, n_jobs)
+        return Explanation(
+            values,
+            base,
+            background_std_errors=spread,
+            n_background=Z.shape[0],
+            **common,
+        )
+    active = used_features(estimator)
+
+    def score(H):
+        return encoded_decision_function(estimator, H)
+
+    if chosen == "exact":
+        if active.shape[0] > MAX_ENUMERATED_FEATURES:
+            raise ValueError(
+                f"algorithm='exact' enumerates the coalitions of the {active.shape[0]} "
+                f"features the model reads; at most {MAX_ENUMERATED_FEATURES} are "
+                "allowed. Use algorithm='permutation'."
+            )
+        values = enumerated_values(score, X_read, Z, active=active)
+        return Explanation(values, base, n_background=Z.shape[0], **common)
+    values, errors = permutation_values(
+        score,
+        X_read,
+        Z,
+        active=active,
+        z_scores=z_scores,
+        z_mean=base,
+        n_permutations=n_permutations,
+        random_state=rng,
+    )
+    return Explanation(
+        values, base, std_errors=errors, n_background=Z.shape[0], **common
+    )
