@@ -153,8 +153,11 @@ def permutation_values(
         inner = score(flat).reshape(stop - start, 2 * n_permutations, n_active - 1)
         z_walk = z_scores[z_rows]
         path = np.concatenate(
-            [z_walk[:, :, None], inner, x_scores[start:stop, None, None].repeat(
-                2 * n_permutations, axis=1)],
+            [
+                z_walk[:, :, None],
+                inner,
+                x_scores[start:stop, None, None].repeat(2 * n_permutations, axis=1),
+            ],
             axis=2,
         )  # (rows, 2 s, n_active + 1)
         steps_delta = np.diff(path, axis=2)  # the change at each switch

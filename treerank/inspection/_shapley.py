@@ -85,7 +85,8 @@ def _check_params(feature_perturbation, algorithm, max_background, n_permutation
         or max_background < 1
     ):
         raise ValueError(
-            f"max_background must be a positive integer or None; got {max_background!r}."
+            "max_background must be a positive integer or None; got "
+            f"{max_background!r}."
         )
     if (
         isinstance(n_permutations, bool)
