@@ -21,6 +21,7 @@ algorithms, one module each:
 # SPDX-License-Identifier: BSD-3-Clause
 
 from treerank.inspection._explanation import Explanation
+from treerank.inspection._reason_codes import reason_codes
 from treerank.inspection._shapley import shapley_values
 
-__all__ = ["Explanation", "shapley_values"]
+__all__ = ["Explanation", "reason_codes", "shapley_values"]

@@ -31,7 +31,10 @@ __all__ = [
     "TreeSum",
     "check_explainable",
     "encoded_decision_function",
+    "engine_trees",
     "explained_model",
+    "is_additive",
+    "model_router",
     "tree_leaf_values",
     "tree_sum",
 ]
@@ -103,6 +106,21 @@ def engine_trees(estimator):
     """
     model = explained_model(estimator)
     return all(tree.tree_.rules is not None for tree in _trees(model))
+
+
+def model_router(estimator):
+    """The decision graphs of the explained model's trees, or None.
+
+    None when some tree was not grown by the engine (its rules compile to no
+    decision graph).
+    """
+    model = explained_model(estimator)
+    if not engine_trees(model):
+        return None
+    structures = [tree.tree_ for tree in _trees(model)]
+    return Router(
+        [s.graph() for s in structures], [s.rules.category_sets for s in structures]
+    )
 
 
 def tree_leaf_values(estimator):
