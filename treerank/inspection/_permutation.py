@@ -41,25 +41,34 @@ row (the endpoints x and z are scored once).
 # Authors: The treerank developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import hashlib
+
 import numpy as np
 
-__all__ = ["permutation_values"]
+__all__ = ["permutation_values", "row_generator"]
 
 _BATCH_VALUES = 1 << 22  # hybrid-matrix entries scored at a time
 
 
-def _background_draws(rng, n_rows, n_samples, n_background):
-    """Background row of each sample of each row, stratified."""
+def row_generator(seed, x):
+    """A random generator of its own for a row: seeded by ``seed`` and its values.
+
+    A row gets the same draws wherever it is in X (the values of -0.0 and
+    0.0, and of all NaN, are made equal first), so its estimate depends on
+    the row alone, as its score does.
+    """
+    canonical = np.where(np.isnan(x), np.nan, x + 0.0)
+    digest = hashlib.blake2b(canonical.tobytes(), digest_size=16).digest()
+    words = np.frombuffer(digest, dtype=np.uint32).tolist()
+    return np.random.default_rng([int(seed), *words])
+
+
+def _draws(generator, n_samples, n_background, n_active):
+    """Background rows (stratified) and feature orders of one row's samples."""
     rounds = -(-n_samples // n_background)
-    draws = np.stack(
-        [
-            np.concatenate([rng.permutation(n_background) for _ in range(rounds)])[
-                :n_samples
-            ]
-            for _ in range(n_rows)
-        ]
-    )
-    return draws
+    rows = np.concatenate([generator.permutation(n_background) for _ in range(rounds)])
+    orders = np.argsort(generator.random((n_samples, n_active)), axis=1)
+    return rows[:n_samples], orders
 
 
 def _corrected(contributions, z_scores, z_mean):
@@ -79,9 +88,7 @@ def _corrected(contributions, z_scores, z_mean):
     return contributions - np.outer(z_scores - z_mean, beta)
 
 
-def permutation_values(
-    score, X, Z, *, active, z_scores, z_mean, n_permutations, random_state
-):
+def permutation_values(score, X, Z, *, active, z_scores, z_mean, n_permutations, seed):
     """Estimated interventional Shapley values of ``score`` and their errors.
 
     Parameters
@@ -101,7 +108,8 @@ def permutation_values(
     n_permutations : int
         Samples per row (each an order and its reverse, from one background
         row).
-    random_state : numpy.random.RandomState
+    seed : int
+        Seeds each row's draws, with the row's values (:func:`row_generator`).
 
     Returns
     -------
@@ -120,20 +128,19 @@ def permutation_values(
     if n_active == 1:  # one feature: its value is f(x) - f_bar, exactly
         values[:, active[0]] = x_scores - z_mean
         return values, errors
-    rng = random_state
     n_background = Z.shape[0]
-    draws = _background_draws(rng, n_rows, n_permutations, n_background)
+    draws = np.empty((n_rows, n_permutations), dtype=np.intp)
+    all_orders = np.empty((n_rows, n_permutations, n_active), dtype=np.intp)
+    for i in range(n_rows):
+        draws[i], all_orders[i] = _draws(
+            row_generator(seed, X[i]), n_permutations, n_background, n_active
+        )
     # the interior points of the walks (the endpoints are z and x)
     per_row = n_permutations * 2 * (n_active - 1)
     rows_per_batch = max(1, _BATCH_VALUES // max(1, per_row * n_features))
     for start in range(0, n_rows, rows_per_batch):
         stop = min(n_rows, start + rows_per_batch)
-        orders = np.stack(
-            [
-                np.stack([rng.permutation(n_active) for _ in range(n_permutations)])
-                for _ in range(stop - start)
-            ]
-        )  # (rows, samples, n_active)
+        orders = all_orders[start:stop]  # (rows, samples, n_active)
         walks = np.concatenate([orders, orders[:, :, ::-1]], axis=1)
         z_rows = np.concatenate([draws[start:stop]] * 2, axis=1)  # (rows, 2 s)
         hybrids = Z[z_rows][:, :, None, :].repeat(n_active - 1, axis=2)

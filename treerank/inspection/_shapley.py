@@ -344,7 +344,9 @@ default="interventional"
     n_permutations : int, default=32
         Samples per row of the permutation algorithm.
     random_state : int, RandomState instance or None, default=None
-        Draws the background rows kept and the permutations.
+        Draws the background rows kept and the permutations. Each row's
+        permutations are drawn from a seed and the row's values, so with an
+        int the estimate of a row is the same wherever the row is in X.
     n_jobs : int or None, default=None
         Threads of the compiled algorithms (row chunks in parallel).
 
@@ -465,7 +467,7 @@ default="interventional"
         z_scores=z_scores,
         z_mean=base,
         n_permutations=n_permutations,
-        random_state=rng,
+        seed=rng.randint(np.iinfo(np.int32).max),
     )
     return Explanation(
         values, base, std_errors=errors, n_background=Z.shape[0], **common

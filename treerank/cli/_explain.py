@@ -1,0 +1,277 @@
+"""``treerank explain``: reason codes for every row of a CSV file.
+
+For each row: its score, then the ``--top`` features that pull the score down
+the most (``--direction up``: up), each with the row's value, its
+contribution (its Shapley value, :func:`treerank.inspection.shapley_values`)
+and the condition the row met on it. The contributions compare each row with
+a background sample: the rows of ``--background`` or, without it, rows drawn
+at random from the data file itself (a first pass over the file, in bounded
+memory). The file is then explained in chunks of ``--chunk-size`` rows, as
+``treerank score`` scores it: memory does not grow with the file, and a row's
+reasons do not depend on the chunk it is in.
+"""
+
+# Authors: The treerank developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import os
+import sys
+
+import numpy as np
+
+from treerank.cli._csv import CsvError, CsvSource
+from treerank.cli._text import escape
+
+__all__ = ["add_explain_arguments", "run_explain"]
+
+
+def _positive_int(text):
+    from treerank.cli import _positive_int as check
+
+    return check(text)
+
+
+def add_explain_arguments(parser):
+    """Add the arguments of ``treerank explain`` to its subparser.
+
+    The input options (``--delimiter``, ``--chunk-size``) and the output
+    options (``--out``, ``--force``, ``--mkdir``) are the command line's shared
+    ones, added by the caller.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The ``explain`` subparser.
+    """
+    parser.add_argument("model", help="model file written by `treerank fit`")
+    parser.add_argument(
+        "data",
+        nargs="?",
+        default="-",
+        help="CSV file with the model's feature columns ('-': standard input, "
+        "then --background is needed)",
+    )
+    parser.add_argument(
+        "--id",
+        nargs="+",
+        default=None,
+        metavar="COL",
+        help="columns copied to the output (default: the --id columns given to "
+        "`treerank fit`, if the file has them)",
+    )
+    parser.add_argument("--top", type=_positive_int, default=3, help="reasons per row")
+    parser.add_argument(
+        "--direction",
+        choices=["down", "up"],
+        default="down",
+        help="'down': the features that pull the score down (why a row is ranked "
+        "low); 'up': those that pull it up",
+    )
+    parser.add_argument(
+        "--background",
+        default=None,
+        metavar="CSV",
+        help="rows the scores are compared with, e.g. the training file (default: "
+        "rows drawn at random from DATA)",
+    )
+    parser.add_argument(
+        "--n-background",
+        type=_positive_int,
+        default=100,
+        help="background rows used (drawn at random when there are more); the "
+        "time grows with them",
+    )
+    parser.add_argument(
+        "--n-permutations",
+        type=_positive_int,
+        default=32,
+        help="random feature orders per row for a model whose score is not a sum "
+        "over trees (a median forest): more is slower and more precise",
+    )
+    parser.add_argument(
+        "--random-state", type=int, default=0, help="seed of the random draws"
+    )
+
+
+def _load(path):
+    from treerank.model_io import load_model
+
+    if path == "-":
+        from treerank.cli import UsageError
+
+        raise UsageError("the model cannot be read from standard input.")
+    shown = escape(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{shown}: no such file (model file).")
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{shown} is a directory, not a model file.")
+    model, metadata = load_model(path, with_metadata=True)
+    from treerank import RankingForest, TreeRank
+
+    if not isinstance(model, (TreeRank, RankingForest)):
+        raise ValueError(
+            f"{shown} holds a {type(model).__name__}; `treerank explain` explains a "
+            "TreeRank or RankingForest model whose features are the file's columns "
+            "(explain a pipeline's last step from Python)."
+        )
+    features = (metadata or {}).get("features")
+    if not isinstance(features, list) or not features:
+        raise CsvError(
+            f"{shown} does not record its feature columns (it was not written by "
+            "`treerank fit`); explain it from Python "
+            "(treerank.inspection.reason_codes)."
+        )
+    return model, metadata, features
+
+
+def _check_features(source, features):
+    missing = [name for name in features if name not in source.header]
+    if missing:
+        raise CsvError(
+            f"{source.name} lacks the model's feature columns "
+            f"{escape(str(missing))}; its columns are {source.describe_columns()}."
+        )
+
+
+def _matrix(columns, features):
+    return np.column_stack([columns[name] for name in features])
+
+
+def _sample_rows(path, features, n_rows, delimiter, chunk_size, rng):
+    """A uniform sample of ``n_rows`` rows of a file, in one pass (reservoir).
+
+    Row t (0-based) replaces a random kept row with probability
+    ``n_rows / (t + 1)``: every row of the file is kept with the same
+    probability, in memory of ``n_rows`` rows.
+    """
+    kept = []
+    seen = 0
+    with CsvSource(path, delimiter=delimiter) as source:
+        _check_features(source, features)
+        for _, columns in source.chunks(features, n_rows=chunk_size):
+            X = _matrix(columns, features)
+            fill = min(X.shape[0], max(0, n_rows - seen))
+            kept.extend(X[:fill])
+            positions = seen + np.arange(fill, X.shape[0])
+            slots = rng.randint(0, positions + 1) if positions.shape[0] else positions
+            for row, slot in zip(range(fill, X.shape[0]), slots):
+                if slot < n_rows:
+                    kept[slot] = X[row]
+            seen += X.shape[0]
+        if not kept:
+            raise CsvError(f"{source.name} has a header but no data rows (background).")
+    return np.array(kept)
+
+
+def _id_columns(args, source, metadata, outputs):
+    if args.id is not None:
+        ids = list(args.id)
+        for name in ids:
+            source.column_index(name, "an --id column")
+    else:
+        saved = (metadata or {}).get("id_columns") or []
+        ids = [name for name in saved if name in source.header]
+    clash = [name for name in ids if name in outputs]
+    if clash:
+        from treerank.cli import UsageError
+
+        raise UsageError(
+            f"the --id column {escape(repr(clash[0]))} has the name of an output "
+            "column; rename it in the file."
+        )
+    return ids
+
+
+def _field(text):
+    if any(c in text for c in ',"\r\n'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def _output_columns(top, with_errors):
+    columns = ["score"]
+    for k in range(1, top + 1):
+        columns += [f"reason_{k}", f"value_{k}", f"contribution_{k}", f"rule_{k}"]
+        if with_errors:
+            columns.append(f"std_error_{k}")
+    return columns
+
+
+def _lines(ids, id_columns, explanation, table, top):
+    """The output lines of one chunk (text, quoted as CSV needs)."""
+    with_errors = explanation.std_errors is not None
+    lines = []
+    for i in range(len(explanation)):
+        fields = [_field(str(id_columns[name][i])) for name in ids]
+        fields.append(repr(float(explanation.scores[i])))
+        for rank in range(top):
+            feature = int(table["features"][i, rank])
+            if feature < 0:
+                fields += [""] * (5 if with_errors else 4)
+                continue
+            fields += [
+                _field(explanation.feature_names[feature]),
+                _field(explanation.display_value(i, feature)),
+                repr(float(explanation.values[i, feature])),
+                _field(table["rules"][i][rank]),
+            ]
+            if with_errors:
+                fields.append(repr(float(explanation.std_errors[i, feature])))
+        lines.append(",".join(fields))
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def run_explain(args):
+    """Run ``treerank explain`` (see the module docstring); returns 0."""
+    from sklearn.utils import check_random_state
+
+    from treerank.cli import UsageError
+    from treerank.cli._commands import check_output, text_output
+    from treerank.inspection import shapley_values
+    from treerank.inspection._reason_codes import reason_table
+    from treerank.inspection._tree_sum import engine_trees, is_additive
+
+    check_output(args.out, force=args.force, mkdir=args.mkdir)
+    if args.data == "-" and args.background is None:
+        raise UsageError(
+            "reading the data from standard input needs --background (the rows "
+            "the scores are compared with are drawn from DATA otherwise)."
+        )
+    model, metadata, features = _load(args.model)
+    # a score that is not a sum over engine trees is explained by permutations
+    estimated = not (engine_trees(model) and is_additive(model))
+    outputs = _output_columns(args.top, estimated)
+    background = _sample_rows(
+        args.data if args.background is None else args.background,
+        features,
+        args.n_background,
+        args.delimiter,
+        args.chunk_size,
+        check_random_state(args.random_state),
+    )
+    options = {
+        "background": background,
+        "max_background": None,
+        "n_permutations": max(2, args.n_permutations),
+        "random_state": args.random_state,
+    }
+    n_rows = 0
+    with CsvSource(args.data, delimiter=args.delimiter) as source:
+        _check_features(source, features)
+        ids = _id_columns(args, source, metadata, outputs)
+        with text_output(args.out, args.force) as handle:
+            handle.write(",".join(_field(name) for name in [*ids, *outputs]) + "\n")
+            for _, columns in source.chunks(
+                features, text_columns=ids, n_rows=args.chunk_size
+            ):
+                X = _matrix(columns, features)
+                explanation = shapley_values(model, X, **options)
+                explanation.feature_names = list(features)  # the file's names
+                table = reason_table(model, explanation, args.top, args.direction)
+                handle.write(_lines(ids, columns, explanation, table, args.top))
+                n_rows += X.shape[0]
+            if n_rows == 0:
+                raise CsvError(f"{source.name} has a header but no data rows.")
+    destination = "standard output" if args.out == "-" else escape(args.out)
+    print(f"reasons of {n_rows} rows written to {destination}", file=sys.stderr)
+    return 0
