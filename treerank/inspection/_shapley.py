@@ -107,9 +107,10 @@ def _prepare_background(estimator, background, max_background, rng):
             "scores are compared with; about 100 rows are drawn from it, see "
             "max_background)."
         )
-    Z = _dense(estimator._validate_X_predict(background))
-    if Z.shape[0] == 0:
+    n_rows = background.shape[0] if hasattr(background, "shape") else len(background)
+    if n_rows == 0:
         raise ValueError("background has no rows; the interventional form needs some.")
+    Z = _dense(estimator._validate_X_predict(background))
     if max_background is not None and Z.shape[0] > max_background:
         Z = Z[np.sort(rng.choice(Z.shape[0], max_background, replace=False))]
     return Z
