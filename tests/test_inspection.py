@@ -96,26 +96,25 @@ def brute_force_path_dependent(estimator, X):
     trees = estimator.estimators_ if hasattr(estimator, "estimators_") else [estimator]
     d = X.shape[1]
 
+    def expected(tree, b, x, S, node):
+        s = tree.tree_
+        if s.children_left[node] < 0:
+            return values[b][s.leaf_rank[node]]
+        left, right = s.children_left[node], s.children_right[node]
+        rule = s.leafranks[node]
+        if _stump_feature(rule) in S:
+            goes_left = bool(rule.goes_left(x[None, :])[0])
+            return expected(tree, b, x, S, left if goes_left else right)
+        mass = s.n_pos + s.n_neg
+        return (
+            mass[left] * expected(tree, b, x, S, left)
+            + mass[right] * expected(tree, b, x, S, right)
+        ) / mass[node]
+
     def game(x, S):
-        total = constant
-        for b, tree in enumerate(trees):
-            s = tree.tree_
-            mass = s.n_pos + s.n_neg
-
-            def expected(node):
-                if s.children_left[node] < 0:
-                    return values[b][s.leaf_rank[node]]
-                left, right = s.children_left[node], s.children_right[node]
-                rule = s.leafranks[node]
-                if _stump_feature(rule) in S:
-                    goes_left = bool(rule.goes_left(x[None, :])[0])
-                    return expected(left if goes_left else right)
-                return (
-                    mass[left] * expected(left) + mass[right] * expected(right)
-                ) / mass[node]
-
-            total += expected(0)
-        return total
+        return constant + sum(
+            expected(tree, b, x, S, 0) for b, tree in enumerate(trees)
+        )
 
     out = np.zeros((X.shape[0], d))
     base = None
@@ -132,7 +131,7 @@ def brute_force_path_dependent(estimator, X):
 def _problem(seed=0, n=500, d=5, missing=0.08):
     rng = np.random.RandomState(seed)
     X = rng.normal(size=(n, d))
-    y = (X[:, 0] - 0.7 * X[:, 1] + 0.5 * X[:, 2] * X[:, 3] + rng.normal(size=n) > 0)
+    y = X[:, 0] - 0.7 * X[:, 1] + 0.5 * X[:, 2] * X[:, 3] + rng.normal(size=n) > 0
     X[rng.rand(n, d) < missing] = np.nan
     return X, y.astype(int)
 
@@ -244,7 +243,9 @@ def test_path_dependent_is_the_brute_force(problem, name):
     X, y = problem
     model = STUMPS[name]().fit(X, y)
     rows = X[:6]
-    explanation = shapley_values(model, rows, feature_perturbation="tree_path_dependent")
+    explanation = shapley_values(
+        model, rows, feature_perturbation="tree_path_dependent"
+    )
     expected, base = brute_force_path_dependent(model, rows)
     np.testing.assert_allclose(explanation.values, expected, rtol=0, atol=TOL)
     assert explanation.base_value == pytest.approx(base, abs=TOL)
@@ -516,7 +517,7 @@ def test_bad_arguments(problem):
         shapley_values(model, X[:2], background=X, n_permutations=1)
     with pytest.raises(ValueError, match="background has no rows"):
         shapley_values(model, X[:2], background=X[:0])
-    with pytest.raises(ValueError, match="not a sum over trees"):
+    with pytest.raises(ValueError, match="does not score with a sum over its trees"):
         shapley_values(median, X[:2], background=X, algorithm="tree")
     with pytest.raises(ValueError, match="computed by the tree algorithm only"):
         shapley_values(
@@ -531,7 +532,7 @@ def test_bad_arguments(problem):
 
 def test_what_cannot_be_explained(problem):
     X, y = problem
-    with pytest.raises(TypeError, match="TreeRank or treerank.RankingForest"):
+    with pytest.raises(TypeError, match=r"TreeRank or treerank\.RankingForest"):
         shapley_values(LogisticRegression().fit(np.nan_to_num(X), y), X[:2])
     with pytest.raises(NotFittedError):
         shapley_values(TreeRank(), X[:2], background=X)
