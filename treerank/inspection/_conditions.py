@@ -67,8 +67,22 @@ def _path_bounds(
                 g = goes
 
 
-def _number(value):
-    return f"{value:.6g}"
+def _number(value, digits=6):
+    return f"{value:.{digits}g}"
+
+
+def _bound(bound, value, upper):
+    """A bound as short text that the row's value still meets once rounded.
+
+    Six significant digits, more when rounding would put the row's value on
+    the wrong side of the written bound (a value just above a threshold).
+    """
+    for digits in (6, 9, 12, 17):
+        text = _number(bound, digits)
+        written = float(text)
+        if (value <= written) if upper else (value > written):
+            return text
+    return repr(float(bound))
 
 
 class RowConditions:
@@ -129,11 +143,13 @@ class RowConditions:
             return f"{name} = {_number(value)}"
         low, high = self.lower[row, feature], self.upper[row, feature]
         if np.isfinite(low) and np.isfinite(high):
-            return f"{_number(low)} < {name} <= {_number(high)}"
+            return (
+                f"{_bound(low, value, False)} < {name} <= {_bound(high, value, True)}"
+            )
         if np.isfinite(low):
-            return f"{name} > {_number(low)}"
+            return f"{name} > {_bound(low, value, False)}"
         if np.isfinite(high):
-            return f"{name} <= {_number(high)}"
+            return f"{name} <= {_bound(high, value, True)}"
         return f"{name} = {_number(value)}"
 
     def _category_rule(self, row, feature, name, labels):
