@@ -136,11 +136,6 @@ def test_rules_are_met_and_keep_the_score(credit, aggregation):
                 np.testing.assert_array_equal(
                     model.decision_function(moved), model.decision_function(row)
                 )
-        for outside in (np.nextafter(high, np.inf), low):
-            if np.isfinite(outside):  # another leaf in some tree
-                moved = row.copy()
-                moved["debt_ratio"] = outside
-                assert np.any(model.apply(moved) != model.apply(row))
 
 
 def test_rules_of_categories_and_missing_values(credit):

@@ -5,9 +5,11 @@ left when its value is at most the threshold, a categorical one when its
 category is in the decision's set, and a missing value follows the
 decision's missing direction. On each feature, the decisions of the row's
 paths in all the trees of the model (one tree for a TreeRank) bound its value
-to an interval (or its category to a set): the values of that feature for
-which the row keeps its leaf in every tree, the other features unchanged, so
-for which its score does not change. That interval, written as a rule
+to an interval (or its category to a set): values of that feature for which
+the row takes the same path in every tree, the other features unchanged, so
+for which its score does not change (a value outside may still reach the
+same leaves, through another inner leaf of a rule). That interval, written
+as a rule
 ("debt_ratio > 0.43", "0.2 < age <= 0.5", "purpose in {car, education}",
 "income is missing"), is the condition the row met on the feature. In a
 forest of many trees it is narrow: it is where the row's score is constant.

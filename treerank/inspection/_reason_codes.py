@@ -84,10 +84,11 @@ def reason_codes(
     (:func:`shapley_values`) are the most negative (``direction="down"``: why
     the row is ranked low) or the most positive (``"up"``: why it is ranked
     high), each with the row's value and the condition it met on the feature,
-    such as ``"debt_ratio > 0.43"``: the interval of values of that feature
-    over which the row keeps its leaf in every tree, so its score, the other
-    features unchanged (a category set for a categorical feature, "is
-    missing" for a missing value).
+    such as ``"debt_ratio > 0.43"``: the interval that the decisions of the
+    row's paths (in every tree) put on the feature, over which the row keeps
+    its paths, hence its score, the other features unchanged (a category set
+    for a categorical feature, "is missing" for a missing value). In a forest
+    of many trees the interval is narrow.
 
     Read more in the :ref:`User Guide <inspection>`.
 
