@@ -148,6 +148,7 @@ def _pair_values(
     phi,
     status,
     fixed,
+    opened,
     stack_node,
     stack_depth,
     stack_feature,
@@ -163,68 +164,71 @@ def _pair_values(
     number of features fixed above it and the feature it fixes to z. Each
     branch fixes a new feature, so the stack never holds more frames than
     there are features.
+
+    The leaves where a feature is fixed are those the walk reaches between
+    fixing it and undoing it, so instead of adding each leaf's amount to each
+    of its fixed features, the walk keeps running totals of the amounts of
+    the leaves reached (``total_x``, ``total_z``) and credits a feature, when
+    it is undone, with their growth since it was fixed (``opened``): O(1) per
+    leaf and per feature fixed.
     """
-    stack_node[0] = entry
-    stack_depth[0] = 0
-    stack_feature[0] = -1
-    sp = 1
+    sp = 0
     n_fixed = 0
     n_x = 0
     n_z = 0
-    while sp > 0:
+    total_x = 0.0
+    total_z = 0.0
+    g = entry
+    while True:
+        while g >= 0:  # down one hybrid path, leaving the z sides pending
+            k = feature[g]
+            state = status[k]
+            gx = x_next[g]
+            gz = z_next[g]
+            if state == 0 and gx != gz:  # x and z part on a free feature
+                stack_node[sp] = gz
+                stack_depth[sp] = n_fixed
+                stack_feature[sp] = k
+                sp += 1
+                status[k] = 1
+                fixed[n_fixed] = k
+                opened[n_fixed] = total_x
+                n_fixed += 1
+                n_x += 1
+            g = gz if state == 2 else gx
+        if n_fixed > 0:  # the leaf: its amounts for the features of A and B
+            value = values[-1 - g]
+            total_x += value * from_x[n_x, n_z]
+            total_z += value * from_z[n_x, n_z]
+        if sp == 0:
+            break
         sp -= 1
-        g = stack_node[sp]
         depth = stack_depth[sp]
-        branch_feature = stack_feature[sp]
-        while n_fixed > depth:
+        while n_fixed > depth:  # undo, crediting the leaves since fixing
             n_fixed -= 1
             k = fixed[n_fixed]
             if status[k] == 1:
                 n_x -= 1
+                phi[k] += total_x - opened[n_fixed]
             else:
                 n_z -= 1
+                phi[k] -= total_z - opened[n_fixed]
             status[k] = 0
-        if branch_feature >= 0:
-            status[branch_feature] = 2
-            fixed[n_fixed] = branch_feature
-            n_fixed += 1
-            n_z += 1
-        while g >= 0:
-            k = feature[g]
-            state = status[k]
-            if state == 1:
-                g = x_next[g]
-            elif state == 2:
-                g = z_next[g]
-            else:
-                gx = x_next[g]
-                gz = z_next[g]
-                if gx != gz:
-                    stack_node[sp] = gz
-                    stack_depth[sp] = n_fixed
-                    stack_feature[sp] = k
-                    sp += 1
-                    status[k] = 1
-                    fixed[n_fixed] = k
-                    n_fixed += 1
-                    n_x += 1
-                g = gx
-        if n_fixed == 0:
-            continue
-        value = values[-1 - g]
-        if value == 0.0:
-            continue
-        gain_x = value * from_x[n_x, n_z]
-        loss_z = value * from_z[n_x, n_z]
-        for i in range(n_fixed):
-            k = fixed[i]
-            if status[k] == 1:
-                phi[k] += gain_x
-            else:
-                phi[k] -= loss_z
+        k = stack_feature[sp]
+        status[k] = 2
+        fixed[n_fixed] = k
+        opened[n_fixed] = total_z
+        n_fixed += 1
+        n_z += 1
+        g = stack_node[sp]
     while n_fixed > 0:
         n_fixed -= 1
-        status[fixed[n_fixed]] = 0
+        k = fixed[n_fixed]
+        if status[k] == 1:
+            phi[k] += total_x - opened[n_fixed]
+        else:
+            phi[k] -= total_z - opened[n_fixed]
+        status[k] = 0
 
 
 @jit
@@ -272,6 +276,7 @@ def interventional_values(
         feature[g] = np.int64(tests[g] & _FEATURE_MASK)
     status = np.zeros(n_features, dtype=np.int8)
     fixed = np.empty(n_features + 1, dtype=np.int64)
+    opened = np.empty(n_features + 1, dtype=np.float64)
     stack_node = np.empty(n_features + 2, dtype=np.int64)
     stack_depth = np.empty(n_features + 2, dtype=np.int64)
     stack_feature = np.empty(n_features + 2, dtype=np.int64)
@@ -299,6 +304,7 @@ def interventional_values(
                     phi_z,
                     status,
                     fixed,
+                    opened,
                     stack_node,
                     stack_depth,
                     stack_feature,
