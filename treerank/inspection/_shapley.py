@@ -349,7 +349,8 @@ default="interventional"
         permutations are drawn from a seed and the row's values, so with an
         int the estimate of a row is the same wherever the row is in X.
     n_jobs : int or None, default=None
-        Threads of the compiled algorithms (row chunks in parallel).
+        Threads (row chunks in parallel; a row's values do not depend on its
+        chunk).
 
     Returns
     -------
@@ -460,16 +461,23 @@ default="interventional"
             )
         values = enumerated_values(score, X_read, Z, active=active)
         return Explanation(values, base, n_background=Z.shape[0], **common)
-    values, errors = permutation_values(
-        score,
-        X_read,
-        Z,
-        active=active,
-        z_scores=z_scores,
-        z_mean=base,
-        n_permutations=n_permutations,
-        seed=rng.randint(np.iinfo(np.int32).max),
+    seed = rng.randint(np.iinfo(np.int32).max)
+    chunks = _row_chunks(X_read.shape[0], n_jobs)
+    parts = Parallel(n_jobs=n_jobs, prefer="threads")(
+        delayed(permutation_values)(
+            score,
+            X_read[rows],
+            Z,
+            active=active,
+            z_scores=z_scores,
+            z_mean=base,
+            n_permutations=n_permutations,
+            seed=seed,
+        )
+        for rows in chunks
     )
+    values = np.concatenate([part[0] for part in parts])
+    errors = np.concatenate([part[1] for part in parts])
     return Explanation(
         values, base, std_errors=errors, n_background=Z.shape[0], **common
     )
