@@ -77,7 +77,7 @@ def add_explain_arguments(parser):
     parser.add_argument(
         "--n-background",
         type=_positive_int,
-        default=100,
+        default=50,
         help="background rows used (drawn at random when there are more); the "
         "time grows with them",
     )

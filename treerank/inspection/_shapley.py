@@ -104,7 +104,7 @@ def _prepare_background(estimator, background, max_background, rng):
         raise ValueError(
             "the interventional form needs a background sample: pass "
             "background=X_train (or any rows that represent the population the "
-            "scores are compared with; about 100 rows are drawn from it, see "
+            "scores are compared with; 50 rows are drawn from it, see "
             "max_background)."
         )
     n_rows = background.shape[0] if hasattr(background, "shape") else len(background)
@@ -271,7 +271,7 @@ def shapley_values(
     background=None,
     feature_perturbation="interventional",
     algorithm="auto",
-    max_background=100,
+    max_background=50,
     n_permutations=32,
     random_state=None,
     n_jobs=None,
@@ -339,9 +339,11 @@ default="interventional"
         - "auto": "tree" when the score is a sum over engine trees,
           "permutation" otherwise (the Kendall median of a forest, the
           forest's default; trees of other splitters).
-    max_background : int or None, default=100
+    max_background : int or None, default=50
         A background of more rows is replaced by this many of its rows drawn
-        at random (``random_state``); None uses every row.
+        at random (``random_state``); None uses every row. The time of the
+        tree algorithm is proportional to it; ``background_std_errors`` of
+        the result says whether more rows would change the values.
     n_permutations : int, default=32
         Samples per row of the permutation algorithm.
     random_state : int, RandomState instance or None, default=None
