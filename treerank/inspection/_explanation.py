@@ -105,6 +105,39 @@ algorithm, std_errors, background_std_errors, n_background, category_labels
     def __len__(self):
         return self.values.shape[0]
 
+    def __getitem__(self, rows):
+        """The explanation of some rows (an int, a slice or an array of rows).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from treerank.inspection import Explanation
+        >>> e = Explanation(np.eye(3), 0.0, np.ones(3), np.zeros((3, 3)),
+        ...                 ["a", "b", "c"], "interventional", "tree")
+        >>> e[[2, 0]].values
+        array([[0., 0., 1.],
+               [1., 0., 0.]])
+        """
+        if isinstance(rows, (int, np.integer)):
+            rows = [rows]
+
+        def pick(array):
+            return None if array is None else array[rows]
+
+        return Explanation(
+            self.values[rows],
+            self.base_value,
+            self.scores[rows],
+            self.data[rows],
+            self.feature_names,
+            self.feature_perturbation,
+            self.algorithm,
+            std_errors=pick(self.std_errors),
+            background_std_errors=pick(self.background_std_errors),
+            n_background=self.n_background,
+            category_labels=self.category_labels,
+        )
+
     def __repr__(self):
         n, d = self.values.shape
         return (
