@@ -237,6 +237,10 @@ def run_explain(args):
             "reading the data from standard input needs --background (the rows "
             "the scores are compared with are drawn from DATA otherwise)."
         )
+    if args.n_permutations < 2:
+        raise UsageError(
+            "--n-permutations must be at least 2 (standard errors need two samples)."
+        )
     model, metadata, features = _load(args.model)
     # a score that is not a sum over engine trees is explained by permutations
     estimated = not (engine_trees(model) and is_additive(model))
@@ -252,7 +256,7 @@ def run_explain(args):
     options = {
         "background": background,
         "max_background": None,
-        "n_permutations": max(2, args.n_permutations),
+        "n_permutations": args.n_permutations,
         "random_state": args.random_state,
     }
     n_rows = 0
