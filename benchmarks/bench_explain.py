@@ -71,6 +71,7 @@ def run(quick, n_jobs, n_rows):
                 model,
                 X_new,
                 background=background,
+                max_background=None,
                 random_state=0,
                 n_jobs=n_jobs,
             )
@@ -79,6 +80,7 @@ def run(quick, n_jobs, n_rows):
                 + explanation.values.sum(axis=1)
                 - model.decision_function(X_new)
             ).max()
+            assert explanation.n_background == n_background
             if explanation.std_errors is not None:
                 relative = np.median(explanation.std_errors) / np.mean(
                     np.abs(explanation.values)

@@ -496,6 +496,14 @@ def test_explanation_object(problem):
     np.testing.assert_allclose(
         explanation.mean_abs(), np.abs(explanation.values).mean(axis=0)
     )
+    part = explanation[[3, 1]]
+    np.testing.assert_array_equal(part.values, explanation.values[[3, 1]])
+    np.testing.assert_array_equal(part.scores, explanation.scores[[3, 1]])
+    np.testing.assert_array_equal(
+        part.background_std_errors, explanation.background_std_errors[[3, 1]]
+    )
+    assert part.base_value == explanation.base_value
+    assert explanation[2].values.shape == (1, 5)
 
 
 # ----------------------------------------------------------------------
