@@ -60,6 +60,7 @@ __all__ = [
     "cube_weights",
     "follow",
     "interventional_values",
+    "longest_path",
     "next_nodes",
 ]
 
@@ -100,6 +101,28 @@ def cube_weights(n_max):
     from_x[0, :] = 0.0
     from_z[:, 0] = 0.0
     return from_x, from_z
+
+
+@jit
+def longest_path(nodes):
+    """Most decisions on a path of the graphs (0 without decisions).
+
+    A decision's children are numbered after it (the order in which
+    :func:`~treerank.engine.compile_graph` numbers them), so one pass from
+    the last decision to the first gives every decision's height.
+    """
+    height = np.zeros(nodes.shape[0], dtype=np.int64)
+    longest = 0
+    for g in range(nodes.shape[0] - 1, -1, -1):
+        tallest = 0
+        for child in (nodes[g].left, nodes[g].right):
+            if child >= 0:
+                if child <= g:
+                    return -1  # not numbered children first: unknown
+                tallest = max(tallest, height[child])
+        height[g] = tallest + 1
+        longest = max(longest, height[g])
+    return longest
 
 
 @jit
@@ -261,7 +284,8 @@ def interventional_values(
         ``values[value_offset[b] + r]``; the model is the sum over the trees.
     value_offset : ndarray of int64 of shape (n_trees,)
     from_x, from_z : ndarray of float64
-        :func:`cube_weights` for at least ``n_features``.
+        :func:`cube_weights` for at least the most features a walk can fix:
+        the number of features, or fewer (:func:`longest_path`).
     out : ndarray of float64 of shape (n_samples, n_features)
         Receives the values: the mean over the background rows of the
         single-reference values (overwritten).

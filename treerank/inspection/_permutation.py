@@ -88,6 +88,48 @@ def _corrected(contributions, z_scores, z_mean):
     return contributions - np.outer(z_scores - z_mean, beta)
 
 
+def _inner_scores(score, X, Z, walks, z_rows, active):
+    """Scores of the interior points of every walk, in bounded batches.
+
+    Walk w of row i starts at ``Z[z_rows[i, w]]`` and switches the features
+    ``active[walks[i, w]]`` to the values of ``X[i]`` one at a time; its
+    interior points are those after 1 to ``n_active - 1`` switches (the
+    endpoints are z and x, scored once). The hybrid rows are built for as
+    many walks at a time as fit in :data:`_BATCH_VALUES` entries.
+
+    Returns
+    -------
+    inner : ndarray of shape (n_rows, n_walks, n_active - 1)
+    """
+    n_rows, n_walks, n_active = walks.shape
+    n_features = X.shape[1]
+    inner = np.empty((n_rows, n_walks, n_active - 1))
+    flat_walks = walks.reshape(-1, n_active)
+    flat_z = z_rows.reshape(-1)
+    owner = np.repeat(np.arange(n_rows), n_walks)
+    per_walk = (n_active - 1) * n_features
+    batch = max(1, _BATCH_VALUES // max(1, per_walk))
+    out = inner.reshape(-1, n_active - 1)
+    for first in range(0, flat_walks.shape[0], batch):
+        chunk = slice(first, min(flat_walks.shape[0], first + batch))
+        size = chunk.stop - chunk.start
+        # switched[w, t, k]: feature k is from x after t + 1 switches of walk w
+        position = np.full((size, n_features), n_active, dtype=np.intp)
+        features = active[flat_walks[chunk]]  # (size, n_active)
+        np.put_along_axis(
+            position,
+            features,
+            np.broadcast_to(np.arange(n_active), features.shape),
+            axis=1,
+        )
+        switched = position[:, None, :] <= np.arange(n_active - 1)[None, :, None]
+        hybrids = np.where(
+            switched, X[owner[chunk]][:, None, :], Z[flat_z[chunk]][:, None, :]
+        )
+        out[chunk] = score(hybrids.reshape(-1, n_features)).reshape(size, -1)
+    return inner
+
+
 def permutation_values(score, X, Z, *, active, z_scores, z_mean, n_permutations, seed):
     """Estimated interventional Shapley values of ``score`` and their errors.
 
@@ -135,52 +177,25 @@ def permutation_values(score, X, Z, *, active, z_scores, z_mean, n_permutations,
         draws[i], all_orders[i] = _draws(
             row_generator(seed, X[i]), n_permutations, n_background, n_active
         )
-    # the interior points of the walks (the endpoints are z and x)
-    per_row = n_permutations * 2 * (n_active - 1)
-    rows_per_batch = max(1, _BATCH_VALUES // max(1, per_row * n_features))
-    for start in range(0, n_rows, rows_per_batch):
-        stop = min(n_rows, start + rows_per_batch)
-        orders = all_orders[start:stop]  # (rows, samples, n_active)
-        walks = np.concatenate([orders, orders[:, :, ::-1]], axis=1)
-        z_rows = np.concatenate([draws[start:stop]] * 2, axis=1)  # (rows, 2 s)
-        hybrids = Z[z_rows][:, :, None, :].repeat(n_active - 1, axis=2)
-        # step t (1-based) has the first t features of the walk from x
-        switched = np.zeros(
-            (stop - start, 2 * n_permutations, n_active - 1, n_features), dtype=bool
-        )
-        steps = np.arange(n_active - 1)
-        for t in range(n_active - 1):
-            feature = active[walks[:, :, t]]  # (rows, 2 s)
-            switched[:, :, steps[t:], :] |= (
-                np.arange(n_features)[None, None, :] == feature[:, :, None]
-            )[:, :, None, :]
-        x_block = X[start:stop][:, None, None, :]
-        hybrids = np.where(switched, x_block, hybrids)
-        flat = hybrids.reshape(-1, n_features)
-        inner = score(flat).reshape(stop - start, 2 * n_permutations, n_active - 1)
-        z_walk = z_scores[z_rows]
-        path = np.concatenate(
-            [
-                z_walk[:, :, None],
-                inner,
-                x_scores[start:stop, None, None].repeat(2 * n_permutations, axis=1),
-            ],
-            axis=2,
-        )  # (rows, 2 s, n_active + 1)
-        steps_delta = np.diff(path, axis=2)  # the change at each switch
-        for r in range(stop - start):
-            contributions = np.zeros((2 * n_permutations, n_active))
-            np.put_along_axis(contributions, walks[r], steps_delta[r], axis=1)
-            # antithetic pairs: the mean of a walk and its reverse
-            pairs = 0.5 * (
-                contributions[:n_permutations] + contributions[n_permutations:]
-            )
-            corrected = _corrected(pairs, z_scores[draws[start + r]], z_mean)
-            values[start + r, active] = corrected.mean(axis=0)
-            if n_permutations > 1:
-                errors[start + r, active] = corrected.std(axis=0, ddof=1) / np.sqrt(
-                    n_permutations
-                )
-            else:
-                errors[start + r, active] = np.inf
+    # every row's walks: an order and its reverse from each drawn z
+    walks = np.concatenate([all_orders, all_orders[:, :, ::-1]], axis=1)
+    z_rows = np.concatenate([draws, draws], axis=1)  # (rows, 2 s)
+    inner = _inner_scores(score, X, Z, walks, z_rows, active)
+    path = np.concatenate(
+        [
+            z_scores[z_rows][:, :, None],
+            inner,
+            np.repeat(x_scores[:, None, None], 2 * n_permutations, axis=1),
+        ],
+        axis=2,
+    )  # (rows, 2 s, n_active + 1): the score along each walk
+    steps_delta = np.diff(path, axis=2)  # the change at each switch
+    for r in range(n_rows):
+        contributions = np.zeros((2 * n_permutations, n_active))
+        np.put_along_axis(contributions, walks[r], steps_delta[r], axis=1)
+        # antithetic pairs: the mean of a walk and its reverse
+        pairs = 0.5 * (contributions[:n_permutations] + contributions[n_permutations:])
+        corrected = _corrected(pairs, z_scores[draws[r]], z_mean)
+        values[r, active] = corrected.mean(axis=0)
+        errors[r, active] = corrected.std(axis=0, ddof=1) / np.sqrt(n_permutations)
     return values, errors

@@ -18,6 +18,7 @@ from treerank.inspection._explanation import Explanation
 from treerank.inspection._interventional import (
     cube_weights,
     interventional_values,
+    longest_path,
     next_nodes,
 )
 from treerank.inspection._path_dependent import (
@@ -127,7 +128,9 @@ def _interventional_tree(model, X, Z, n_jobs):
     n_decisions = router.nodes.shape[0]
     Z_next = np.empty((Z.shape[0], n_decisions), dtype=np.int32)
     next_nodes(Z, router.nodes, router.tests, router.category_sets, Z_next)
-    from_x, from_z = cube_weights(X.shape[1])
+    # a walk fixes at most one feature per decision of its path
+    depth = longest_path(router.nodes)
+    from_x, from_z = cube_weights(X.shape[1] if depth < 0 else min(X.shape[1], depth))
     values = np.empty(X.shape)
     squares = np.empty(X.shape)
 
