@@ -145,7 +145,8 @@ def test_compiled_search_matches_numpy(rng, weights, noise, window):
 
 def test_compiled_median_matches_brute_force_oracle(compiled):
     # the default method with compiled kernels, on random small instances
-    from tests.test_aggregation_median import brute_force_median, random_instance
+    # (the tests folder is on sys.path; a "tests" package may be installed)
+    from test_aggregation_median import brute_force_median, random_instance
 
     rng = np.random.default_rng(7)
     for _ in range(25):

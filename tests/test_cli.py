@@ -29,6 +29,13 @@ def train_csv(tmp_path):
     return path, X, y
 
 
+def _frame(X, names=("x1", "x2")):
+    """Rows as the CLI gives them to its models: a DataFrame of named columns."""
+    import pandas as pd
+
+    return pd.DataFrame(X, columns=list(names))
+
+
 def _run(args, capsys):
     status = main([str(a) for a in args])
     captured = capsys.readouterr()
@@ -62,10 +69,11 @@ def test_fit_score_export_round_trip(tmp_path, train_csv, capsys, model):
     with open(scores_csv) as handle:
         rows = list(csv.DictReader(handle))
     np.testing.assert_array_equal(
-        [float(r["score"]) for r in rows], fitted.decision_function(X_new)
+        [float(r["score"]) for r in rows], fitted.decision_function(_frame(X_new))
     )
     np.testing.assert_array_equal(
-        [float(r["probability"]) for r in rows], fitted.predict_proba(X_new)[:, 1]
+        [float(r["probability"]) for r in rows],
+        fitted.predict_proba(_frame(X_new))[:, 1],
     )
 
     # export in every format
@@ -113,7 +121,7 @@ def test_string_target_with_positive_label(tmp_path, capsys):
     )
     assert status == 0
     model = load_model(tmp_path / "m")
-    assert model.score(X, y) > 0.7  # "sick" was taken as the positive class
+    assert model.score(_frame(X), y) > 0.7  # "sick" was taken as the positive class
 
 
 def test_stability_command(tmp_path, train_csv, capsys):
@@ -235,6 +243,28 @@ def test_demo_writes_report_plots_and_graphs(tmp_path, capsys):
     for row in cells:  # test AUC within 0.03 of AUC*
         assert abs(float(row[4]) - float(row[5])) < 0.03
     assert not list(out.glob(".tmp-*"))
+    # the time spent compiling kernels is reported apart from the fit times
+    assert "| kernel compilation (s) |" in printed and "numba kernels" in printed
+    assert "numba kernels" in (out / "summary.md").read_text()
+
+
+def test_compile_timer_measures_numba_compilation():
+    import numba
+
+    from treerank.cli._demo import CompileTimer
+
+    @numba.njit
+    def add_one(x):  # a new function: compiled on its first call
+        return x + 1
+
+    timer = CompileTimer()
+    with timer:
+        assert add_one(1) == 2
+    assert timer.count == 1 and timer.seconds > 0
+    again = CompileTimer()
+    with again:
+        assert add_one(2) == 3  # compiled already
+    assert again.count == 0 and again.seconds == 0.0
 
 
 def test_python_dash_m_runs_the_cli():
@@ -281,10 +311,10 @@ def test_fit_score_export_graded_target(tmp_path, capsys, model):
     with open(scores_csv) as handle:
         rows = list(csv.DictReader(handle))
     np.testing.assert_array_equal(
-        [float(r["score"]) for r in rows], fitted.decision_function(X)
+        [float(r["score"]) for r in rows], fitted.decision_function(_frame(X))
     )
     proba = np.array([[float(r[f"probability_{g}"]) for g in (1, 3, 5)] for r in rows])
-    np.testing.assert_allclose(proba, fitted.predict_proba(X), rtol=1e-15)
+    np.testing.assert_allclose(proba, fitted.predict_proba(_frame(X)), rtol=1e-15)
     # a graded TreeRank is exported threshold tree by threshold tree
     status, text, _ = _run(["export", out, "--format", "text", "--tree", "1"], capsys)
     assert status == 0 and "leaf 0" in text
@@ -324,7 +354,7 @@ def test_fit_with_oblique_splitters_saves_and_scores(
     assert _run(["score", out, path, "--out", scores_csv], capsys)[0] == 0
     with open(scores_csv) as handle:
         scores = [float(r["score"]) for r in csv.DictReader(handle)]
-    np.testing.assert_array_equal(scores, fitted.decision_function(X))
+    np.testing.assert_array_equal(scores, fitted.decision_function(_frame(X)))
     # monotone constraints are the axis-aligned LeafRank's only
     status, _, err = _run(
         [*fit, "--splitter", splitter, "--monotonic", "x1=+1", "--out", out, "--force"],

@@ -19,6 +19,13 @@ from treerank.datasets import make_nested_squares
 from treerank.model_io import load_model
 
 
+def _frame(X, names=("x1", "x2")):
+    """Rows as the CLI gives them to its models: a DataFrame of named columns."""
+    import pandas as pd
+
+    return pd.DataFrame(X, columns=list(names))
+
+
 def _run(args, capsys):
     status = main([str(a) for a in args])
     captured = capsys.readouterr()
@@ -88,7 +95,7 @@ def test_end_to_end_semicolons_ids_stdin_stdout_and_modes(
     rows = list(csv.DictReader(io.StringIO(out.decode())))
     assert [r["patient_id"] for r in rows] == [f"P{i:05d}" for i in range(300)]
     np.testing.assert_array_equal(
-        [float(r["score"]) for r in rows], fitted.decision_function(X_new)
+        [float(r["score"]) for r in rows], fitted.decision_function(_frame(X_new))
     )
 
     # output files follow the umask (0644 under 022)
@@ -262,10 +269,10 @@ def test_chunks_give_the_same_scores(tmp_path, capsys, model_file, chunk):
     rows = list(csv.DictReader(out.open()))
     assert len(rows) == 400
     np.testing.assert_array_equal(
-        [float(r["score"]) for r in rows], fitted.decision_function(X)
+        [float(r["score"]) for r in rows], fitted.decision_function(_frame(X))
     )
     np.testing.assert_array_equal(
-        [float(r["probability"]) for r in rows], fitted.predict_proba(X)[:, 1]
+        [float(r["probability"]) for r in rows], fitted.predict_proba(_frame(X))[:, 1]
     )
 
 
@@ -296,7 +303,7 @@ def test_file_formats_quotes_crlf_bom_tabs_and_trailing_blank_lines(
             f"id {delimiter} {i}" for i in range(5)
         ]
         np.testing.assert_array_equal(
-            [float(r["score"]) for r in rows], fitted.decision_function(X)
+            [float(r["score"]) for r in rows], fitted.decision_function(_frame(X))
         )
 
 
@@ -534,11 +541,14 @@ def test_monotonic_option_constrains_the_model(tmp_path, capsys, model):
     fitted = load_model(out)
     assert list(fitted.monotonic_cst) == [1, -1, 0]
     # raising "up" never lowers a score, raising "down" never raises one
-    base = fitted.decision_function(X)
+    names = ["up", "down", "free"]
+    base = fitted.decision_function(_frame(X, names))
     for feature, sign in ((0, 1), (1, -1)):
         moved = X.copy()
         moved[:, feature] += rng.uniform(0, 0.5, size=400)
-        assert np.all(sign * (fitted.decision_function(moved) - base) >= 0)
+        assert np.all(
+            sign * (fitted.decision_function(_frame(moved, names)) - base) >= 0
+        )
 
 
 @pytest.mark.parametrize(

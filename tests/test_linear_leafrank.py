@@ -308,14 +308,18 @@ def test_forest_sets_max_features_and_ranks_a_linear_problem():
     assert sqrt.estimators_[0].leafrank.max_features == "sqrt"
     rule = sqrt.estimators_[0].tree_.leafranks[0]
     assert np.count_nonzero(rule.coef_) == 2  # sqrt(6) features
+    # the two splitters compared with the same leaf scores (the trees' ranks)
     linear = RankingForest(
         n_estimators=20,
         leafrank=LinearLeafRank(),
         max_features=None,
         aggregation="mean",
+        leaf_scores="rank",
         random_state=0,
     ).fit(X, y)
-    boxes = RankingForest(n_estimators=20, aggregation="mean", random_state=0).fit(X, y)
+    boxes = RankingForest(
+        n_estimators=20, aggregation="mean", leaf_scores="rank", random_state=0
+    ).fit(X, y)
     assert linear.score(X_test, y_test) > boxes.score(X_test, y_test) + 0.01
 
 

@@ -1,6 +1,7 @@
 """Plots: each renders to a non-blank PNG under Agg and draws what it should."""
 
 import io
+import itertools
 import subprocess
 import sys
 
@@ -338,3 +339,139 @@ def test_plot_roc_renders_with_optimum(pyplot, fitted_tree):
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert labels[0].startswith("ROC* (AUC* = ")
     assert labels[1] == f"TreeRank (AUC = {roc_auc_score(y_test, scores):.3f})"
+
+
+# ----------------------------------------------------------------------
+# plot_tree: readable at any size (no overlapping text, text >= 8 px)
+# ----------------------------------------------------------------------
+def _tree_with_leaves(n_rows, random_state=0):
+    X, y = make_nested_squares(n_rows, random_state=random_state)
+    return TreeRank(min_samples_split=10, random_state=0).fit(X, y)
+
+
+@pytest.fixture(scope="module")
+def large_trees():
+    # about 50, 200 and 500 leaves
+    return {n: _tree_with_leaves(n) for n in (1500, 6000, 15000)}
+
+
+@pytest.mark.parametrize("n_rows", [1500, 6000, 15000])
+def test_plot_tree_is_readable_at_any_size(pyplot, large_trees, n_rows):
+    from figure_readability import assert_readable
+
+    from treerank.cli._figures import FIGURE_DPI
+
+    tree = large_trees[n_rows]
+    assert 50 <= tree.n_leaves_ <= 600
+    ax = plot_tree(tree, feature_names=["width", "height"])
+    figure = ax.figure
+    assert_readable(figure, FIGURE_DPI)
+    # sized for what is drawn: at most 32 terminal nodes, about an inch each
+    width, height = figure.get_size_inches()
+    assert width * FIGURE_DPI < 4000 and height * FIGURE_DPI < 3000
+    texts = [t.get_text() for t in ax.texts]
+    collapsed = [t for t in texts if t.startswith("leaves ")]
+    leaves = [t for t in texts if t.startswith("leaf ")]
+    assert len(collapsed) + len(leaves) <= 32 and collapsed
+    # the collapsed subtrees and the drawn leaves cover every rank, in order
+    spans = sorted(
+        (int(t.split()[1].split("-")[0]), int(t.split()[1].split("-")[-1]))
+        for t in collapsed + leaves
+    )
+    assert spans[0][0] == 0 and spans[-1][1] == tree.n_leaves_ - 1
+    assert all(a[1] + 1 == b[0] for a, b in itertools.pairwise(spans))
+    assert f"ranking tree: {tree.n_leaves_} leaves" in ax.get_title()
+
+
+def test_plot_tree_of_200_leaves_through_the_command_line_figure(pyplot, large_trees):
+    from figure_readability import assert_readable
+
+    from treerank.cli._figures import FIGURE_DPI, tree_figure
+
+    tree = large_trees[6000]
+    assert 150 <= tree.n_leaves_ <= 300
+    for options in ({}, {"max_depth": 3}, {"max_leaves": 12}):
+        figure = tree_figure(tree, feature_names=["u", "v"], **options)
+        assert_readable(figure, FIGURE_DPI)
+        pyplot.close(figure)
+
+
+def test_the_demo_tree_figure_is_readable(pyplot):
+    from figure_readability import assert_readable, text_extents
+
+    from treerank.cli._demo import demo_tree
+    from treerank.cli._figures import FIGURE_DPI, tree_figure
+
+    tree, features = demo_tree()
+    assert tree.n_leaves_ >= 50
+    figure = tree_figure(tree, feature_names=features)
+    assert_readable(figure, FIGURE_DPI)
+    sizes = [size for _, size, _ in text_extents(figure, FIGURE_DPI)]
+    assert min(sizes) >= 11  # 8-point text at 100 dpi
+
+
+def test_the_whole_tree_when_asked(pyplot, large_trees):
+    from figure_readability import assert_readable
+
+    tree = large_trees[1500]
+    ax = plot_tree(tree, max_leaves=None)
+    assert len(ax.collections[0].get_offsets()) == tree.tree_.node_count
+    assert not any(t.get_text().startswith("leaves ") for t in ax.texts)
+    assert_readable(ax.figure, 100)
+    np.testing.assert_array_equal(
+        np.asarray(ax.collections[0].get_offsets())[tree.tree_.leaves, 0],
+        np.arange(tree.n_leaves_),
+    )
+
+
+@pytest.mark.parametrize("max_leaves", [1, 2, 3, 7, 20, 1000])
+def test_drawn_subtree_expands_the_heaviest_nodes(large_trees, max_leaves):
+    from treerank.plotting._tree import drawn_subtree
+
+    t = large_trees[1500].tree_
+    drawn, collapsed = drawn_subtree(t, max_leaves=max_leaves)
+    internal = ~t.is_leaf
+    expanded = drawn & internal & ~collapsed
+    terminals = drawn & (t.is_leaf | collapsed)
+    assert terminals.sum() == min(max_leaves, t.n_leaves)
+    assert drawn[0]
+    for node in np.flatnonzero(internal):
+        children = [t.children_left[node], t.children_right[node]]
+        assert drawn[children].all() == bool(expanded[node])
+    mass = t.n_pos + t.n_neg
+    if expanded.any() and collapsed.any():
+        assert mass[expanded].min() >= mass[collapsed].max()
+    drawn, collapsed = drawn_subtree(t, max_depth=2)
+    assert t.depth[drawn].max() == 2
+    assert np.all(t.depth[collapsed] == 2)
+
+
+def test_plot_tree_limit_errors_and_dollar_signs(pyplot, fitted_tree):
+    tree, _, _ = fitted_tree
+    with pytest.raises(ValueError, match="max_leaves must be"):
+        plot_tree(tree, max_leaves=0)
+    with pytest.raises(ValueError, match="max_depth must be"):
+        plot_tree(tree, max_depth="auto")
+    ax = plot_tree(tree, feature_names=["cost $", "a$b"])
+    pyplot.gcf().canvas.draw()  # no mathtext error
+    rules = " ".join(t.get_text() for t in ax.texts)
+    assert r"cost \$" in rules
+
+
+def test_the_readability_check_sees_every_drawn_text(pyplot, fitted_tree):
+    from figure_readability import readability_problems, text_extents
+
+    tree, _, _ = fitted_tree
+    ax = plot_tree(tree)
+    found = [text for text, _, _ in text_extents(ax.figure, 100)]
+    node_texts = [t.get_text() for t in ax.texts]
+    assert sorted(t for t in found if t in node_texts) == sorted(node_texts)
+    assert ax.get_title() in found and "positive rate" in found
+    # and it fails where it should: overlapping or small text
+    figure, ax = pyplot.subplots()
+    ax.text(0.5, 0.5, "first text", fontsize=10)
+    ax.text(0.52, 0.5, "second text", fontsize=10)
+    ax.text(0.1, 0.1, "tiny", fontsize=5)
+    small, overlaps = readability_problems(figure, 100)
+    assert small == [("tiny", pytest.approx(5 * 100 / 72))]
+    assert overlaps == [("first text", "second text")]

@@ -7,8 +7,9 @@ tree as DOT, JSON, text or PNG), ``stability`` (bootstrap instability of a
 ranking algorithm on a CSV file), ``compare`` (paired significance tests between
 rankers' scores in a CSV file) and ``demo``.
 
-Inputs are CSV files with a header row; the delimiter is detected (or given
-with ``--delimiter``), ``-`` reads standard input. Outputs are written
+Inputs are CSV files with a header row; the delimiter and a decimal comma are
+detected (or given with ``--delimiter`` and ``--decimal``), text columns are
+categorical features, ``-`` reads standard input. Outputs are written
 atomically, an existing output is only replaced with ``--force``, and a missing
 output folder is only created with ``--mkdir``; ``-`` (the default of
 ``score`` and ``export``) writes to standard output.
@@ -74,6 +75,17 @@ def _depth(text):
         ) from None
 
 
+def _max_leaves(text):
+    if text.strip().lower() in ("auto", "all"):
+        return text.strip().lower()
+    try:
+        return _positive_int(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"must be a positive integer, 'auto' or 'all'; got {text!r}"
+        ) from None
+
+
 def _min_samples_split(text):
     if text.strip().lower() == "auto":
         return "auto"
@@ -108,6 +120,31 @@ def _delimiter(text):
     return value
 
 
+def _decimal(text):
+    named = {"comma": ",", "point": ".", "dot": ".", "period": "."}
+    value = named.get(text.strip().lower(), text.strip())
+    if value not in (".", ","):
+        raise argparse.ArgumentTypeError(f"must be '.' or ','; got {text!r}")
+    return value
+
+
+_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def _size(text):
+    stripped = text.strip().upper().removesuffix("B")
+    unit = stripped[-1:] if stripped[-1:] in ("K", "M", "G") else ""
+    try:
+        value = int(stripped[: len(stripped) - len(unit)]) * _SIZE_UNITS[unit]
+    except ValueError:
+        value = 0
+    if value < 1024:
+        raise argparse.ArgumentTypeError(
+            f"must be a size of at least 1K such as 4096, 512K, 16M or 1G; got {text!r}"
+        )
+    return value
+
+
 def _add_input_options(parser):
     parser.add_argument(
         "--delimiter",
@@ -116,6 +153,23 @@ def _add_input_options(parser):
         metavar="CHAR",
         help="field separator: one character, or 'tab' (default: detected among "
         "',' ';' tab '|')",
+    )
+    parser.add_argument(
+        "--decimal",
+        type=_decimal,
+        default=None,
+        metavar="MARK",
+        help="decimal mark of the numbers: '.' or ',' (default: ',' when the first "
+        "lines have numbers with a decimal comma only and the delimiter is not a "
+        "comma; else '.', or for `score` the mark of the training file)",
+    )
+    parser.add_argument(
+        "--max-line-size",
+        type=_size,
+        default="16M",
+        metavar="SIZE",
+        help="longest line read (a quoted field over several lines counts whole); "
+        "a longer one is an error",
     )
     parser.add_argument(
         "--chunk-size",
@@ -169,6 +223,22 @@ def _add_columns_options(parser):
         metavar="COL",
         help="the feature columns (default: every column but the target, the ids "
         "and the dropped ones)",
+    )
+    parser.add_argument(
+        "--categorical",
+        nargs="+",
+        default=[],
+        metavar="COL",
+        help="read these feature columns as categories even if they hold numbers "
+        "(integer codes); columns of text are categorical anyway",
+    )
+    parser.add_argument(
+        "--numeric",
+        nargs="+",
+        default=[],
+        metavar="COL",
+        help="these feature columns must hold numbers: text in them is an error "
+        "rather than categories",
     )
 
 
@@ -335,6 +405,22 @@ def _build_parser():
     export.add_argument(
         "--tree", type=int, default=0, help="index of the tree in a forest"
     )
+    export.add_argument(
+        "--max-leaves",
+        type=_max_leaves,
+        default="auto",
+        metavar="N",
+        help="png: most leaves drawn, the subtrees of the least populated nodes "
+        "collapsed so that the text stays readable ('auto': 32; 'all': every "
+        "leaf, in a figure as wide as the tree)",
+    )
+    export.add_argument(
+        "--max-depth",
+        type=_positive_int,
+        default=None,
+        metavar="D",
+        help="png: deepest level drawn (deeper subtrees collapsed)",
+    )
     _add_output_options(export, default="-", what="output file")
 
     stability = command(
@@ -352,7 +438,12 @@ def _build_parser():
         default=20,
         help="bootstrap replicates",
     )
-    _add_output_options(stability, default=None, what="JSON summary")
+    _add_output_options(
+        stability,
+        default=None,
+        what="file, chosen by its extension: the summary (.json) or a plot (.png, "
+        ".svg, .pdf),",
+    )
 
     demo = command(
         "demo",
@@ -402,8 +493,6 @@ def main(argv=None):
         0 on success, 1 for bad data or a bad file, 2 for bad usage (argparse
         exits with 2 itself on unknown options and invalid values).
     """
-    from treerank.cli import _commands
-
     args = _build_parser().parse_args(argv)
     try:
         if args.command == "demo":
@@ -419,6 +508,8 @@ def main(argv=None):
             from treerank.cli._compare import run_compare
 
             return run_compare(args)
+        from treerank.cli import _commands
+
         return getattr(_commands, f"cmd_{args.command}")(args)
     except UsageError as exc:
         _report(args.command, exc)

@@ -10,10 +10,15 @@ import sys
 
 import numpy as np
 
-from treerank.cli._csv import CsvError, CsvSource
-from treerank.cli._data import read_training_data
-from treerank.cli._text import escape
-from treerank.utils._io import atomic_path, atomic_write
+from treerank.cli._csv import DECIMAL_MARKS, CsvError, CsvSource
+from treerank.cli._data import (
+    CATEGORY_KINDS,
+    category_values,
+    feature_frame,
+    read_training_data,
+)
+from treerank.cli._text import escape, shorten
+from treerank.utils._io import atomic_write
 
 __all__ = ["cmd_export", "cmd_fit", "cmd_score", "cmd_stability"]
 
@@ -131,19 +136,41 @@ def _missing_hint(exc, source_name, first_missing):
     line, column = first_missing
     refusal = str(exc).splitlines()[0]
     return CsvError(
-        f"{source_name}, line {line}, column {escape(repr(column))}: missing value "
-        "(an empty cell or a marker such as NA). treerank does not accept missing "
-        f"values yet: impute or drop them first. ({refusal})"
+        f"{source_name}, line {line}, column {shorten(column)}: missing value "
+        "(an empty cell or a marker such as NA), which this model does not "
+        f"accept: impute or drop them first. ({refusal})"
     )
+
+
+def _describe_source(source):
+    decimal = "decimal comma" if source.decimal == "," else "decimal point"
+    if source.decimal_detected:
+        decimal += ", detected"
+    return (
+        f"{source.name} (delimiter {shorten(source.delimiter)}, {decimal}, "
+        f"{len(source.header)} columns)"
+    )
+
+
+def _describe_categorical(data):
+    """``site (3 categories), grade (5 categories)`` for the log."""
+    parts = []
+    for name in list(data.categorical)[:10]:
+        n = int(data.X[name].dropna().nunique())
+        parts.append(f"{shorten(name)} ({n} categor{'y' if n == 1 else 'ies'})")
+    more = len(data.categorical) - len(parts)
+    return ", ".join(parts) + (f" and {more} more" if more > 0 else "")
 
 
 def _read(args):
     _check_column_options(args)
-    with CsvSource(args.data, delimiter=args.delimiter) as source:
-        _say(
-            f"reading {source.name} (delimiter {escape(repr(source.delimiter))}, "
-            f"{len(source.header)} columns) ..."
-        )
+    with CsvSource(
+        args.data,
+        delimiter=args.delimiter,
+        decimal=args.decimal,
+        max_line_bytes=args.max_line_size,
+    ) as source:
+        _say(f"reading {_describe_source(source)} ...")
         data = read_training_data(
             source,
             args.target,
@@ -151,9 +178,21 @@ def _read(args):
             ids=args.id,
             drop=args.drop,
             features=args.features,
+            categorical=args.categorical,
+            numeric=args.numeric,
             n_rows=args.chunk_size,
         )
-        return source.name, data
+        data.decimal = source.decimal
+    if data.categorical:
+        _say(f"categorical features: {_describe_categorical(data)}")
+    if data.categorical and args.splitter != "axis":
+        raise _usage_error(
+            f"--splitter {args.splitter} splits numeric features only, and "
+            f"{', '.join(shorten(c) for c in list(data.categorical)[:10])} "
+            f"{'is' if len(data.categorical) == 1 else 'are'} categorical: use "
+            "--splitter axis, or leave the columns out with --drop."
+        )
+    return source.name, data
 
 
 def _monotonic_cst(pairs, data, source_name):
@@ -166,19 +205,27 @@ def _monotonic_cst(pairs, data, source_name):
     for column, sign in pairs:
         if column not in index:
             raise CsvError(
-                f"--monotonic: {escape(repr(column))} is not a feature column of "
+                f"--monotonic: {shorten(column)} is not a feature column of "
                 f"{source_name}; the features are "
-                f"{', '.join(escape(repr(c)) for c in data.features[:20])}"
+                f"{', '.join(shorten(c) for c in data.features[:20])}"
                 + (" ..." if len(data.features) > 20 else "")
                 + "."
             )
         if index[column] in constraints:
-            raise _usage_error(f"--monotonic names {escape(repr(column))} twice.")
+            raise _usage_error(f"--monotonic names {shorten(column)} twice.")
         constraints[index[column]] = sign
     return [constraints.get(j, 0) for j in range(len(data.features))]
 
 
+def _stderr_is_terminal():
+    from treerank.utils._progress import is_terminal
+
+    return is_terminal(sys.stderr)
+
+
 def cmd_fit(args):
+    import time
+
     from treerank.model_io import save_model
 
     if args.out == "-":
@@ -200,12 +247,21 @@ def cmd_fit(args):
         f"fitting {type(model).__name__} on {data.X.shape[0]} rows x "
         f"{data.X.shape[1]} features ({summary}) ..."
     )
+    # a live bar on a terminal; in a log, one line once the fit is done
+    live = _stderr_is_terminal()
+    if "verbose" in model.get_params():
+        model.set_params(verbose=1 if live else 0)
+    start = time.perf_counter()
     try:
         model.fit(data.X, data.y)
     except ValueError as exc:
         raise _missing_hint(exc, name, data.first_missing) from None
+    if not live:
+        _say(_fit_summary(model, time.perf_counter() - start))
     metadata = {
         "features": data.features,
+        "categorical": data.categorical,
+        "decimal": data.decimal,
         "target": args.target,
         "positive": args.positive,
         "id_columns": list(args.id),
@@ -215,6 +271,17 @@ def cmd_fit(args):
     measure = "VUS" if grades.shape[0] > 2 else "AUC"
     print(f"training {measure} {auc:.4f}; model written to {escape(args.out)}")
     return 0
+
+
+def _fit_summary(model, seconds):
+    text = f"fitted {type(model).__name__} in {seconds:.2f} s"
+    aggregation = getattr(model, "aggregation_time_", None)
+    if aggregation is not None:
+        text += (
+            f" ({len(model.estimators_)} trees; {model.aggregation} aggregation "
+            f"{aggregation:.2f} s)"
+        )
+    return text
 
 
 def _load(path):
@@ -236,26 +303,57 @@ def text_output(path, force):
             yield handle
 
 
-def _score_columns(args, source, metadata, model):
-    features = (metadata or {}).get("features")
-    if not isinstance(features, list) or not features:
+def _saved_columns(path, metadata):
+    """Feature columns, categorical kinds and decimal mark from a model's metadata.
+
+    The metadata of a model file is the writer's: anything but what
+    ``treerank fit`` writes is refused with a message.
+    """
+    metadata = metadata if isinstance(metadata, dict) else {}
+    features = metadata.get("features")
+    if (
+        not isinstance(features, list)
+        or not features
+        or not all(isinstance(name, str) for name in features)
+    ):
         raise CsvError(
-            f"{escape(args.model)} does not record its feature columns (it was not "
+            f"{escape(path)} does not record its feature columns (it was not "
             "written by `treerank fit`); score it from Python instead."
         )
+    categorical = metadata.get("categorical") or {}
+    decimal = metadata.get("decimal", ".")
+    if (
+        not isinstance(categorical, dict)
+        or any(
+            name not in features or kind not in CATEGORY_KINDS
+            for name, kind in categorical.items()
+        )
+        or decimal not in DECIMAL_MARKS
+    ):
+        raise CsvError(
+            f"{escape(path)}: its metadata describes the columns in a way `treerank "
+            "fit` does not write (categorical columns or decimal mark); score it "
+            "from Python instead."
+        )
+    return features, categorical, decimal
+
+
+def _score_columns(args, source, features, metadata, model):
     missing = [name for name in features if name not in source.header]
     if missing:
+        shown = ", ".join(shorten(name) for name in missing[:10])
         raise CsvError(
-            f"{source.name} lacks the model's feature columns "
-            f"{escape(str(missing))}; its columns are {source.describe_columns()}."
+            f"{source.name} lacks the model's feature columns [{shown}"
+            f"{', ...' if len(missing) > 10 else ''}]; its columns are "
+            f"{source.describe_columns()}."
         )
     if args.id is not None:
         ids = list(args.id)
         for name in ids:
             source.column_index(name, "an --id column")
     else:
-        saved = (metadata or {}).get("id_columns") or []
-        ids = [name for name in saved if name in source.header]
+        saved = metadata.get("id_columns") or []
+        ids = [n for n in saved if isinstance(n, str) and n in source.header]
     grades = getattr(model, "classes_", ())
     if args.proba and len(grades) > 2:  # one probability per grade
         names = [f"probability_{g}" for g in np.asarray(grades).tolist()]
@@ -265,10 +363,10 @@ def _score_columns(args, source, metadata, model):
     clash = [name for name in ids if name in outputs]
     if clash:
         raise _usage_error(
-            f"the --id column {escape(repr(clash[0]))} has the name of an output "
+            f"the --id column {shorten(clash[0])} has the name of an output "
             "column; rename it in the file."
         )
-    return features, ids, outputs
+    return ids, outputs
 
 
 def _csv_field(text):
@@ -297,30 +395,88 @@ def format_rows(text_columns, float_columns):
     return "\n".join(map(",".join, zip(*columns))) + "\n"
 
 
+def _first_missing_cell(X, features, first_line):
+    missing = X.isna().to_numpy() if hasattr(X, "isna") else np.isnan(X)
+    rows, cols = np.nonzero(missing)
+    if not rows.shape[0]:
+        return None
+    return first_line + int(rows[0]), features[int(cols[0])]
+
+
+def _feature_columns(source, columns, features, categorical, ids, first_line):
+    """The features of a chunk; those also read as ids are parsed from their text."""
+    from treerank.cli._csv import MISSING_MARKERS
+
+    values = {}
+    for name in features:
+        column = columns[name]
+        if name not in ids:
+            values[name] = column
+            continue
+        missing = np.isin(column, MISSING_MARKERS)
+        if name in categorical:
+            values[name] = np.where(missing, None, column)
+            continue
+        missing = np.isin(column, MISSING_MARKERS)
+        numbers = source.to_numbers(np.where(missing, None, column))
+        bad = np.flatnonzero(np.isnan(numbers) & ~missing)
+        if bad.shape[0]:
+            raise CsvError(
+                f"{source.name}, line {first_line + int(bad[0])}, column "
+                f"{shorten(name)}: {source.not_a_number(column[bad[0]])}"
+            )
+        infinite = np.flatnonzero(np.isinf(numbers))
+        if infinite.shape[0]:
+            raise CsvError(
+                f"{source.name}, line {first_line + int(infinite[0])}, column "
+                f"{shorten(name)}: infinite value {shorten(column[infinite[0]])}."
+            )
+        values[name] = numbers
+    return values
+
+
 def cmd_score(args):
     check_output(args.out, force=args.force, mkdir=args.mkdir)
     model, metadata = _load(args.model)
+    features, categorical, decimal = _saved_columns(args.model, metadata)
+    # a model fitted on named columns is given them (no feature-name warning);
+    # older files were fitted on an array
+    named = hasattr(model, "feature_names_in_")
     n_rows = 0
-    with CsvSource(args.data, delimiter=args.delimiter) as source:
-        features, ids, outputs = _score_columns(args, source, metadata, model)
+    n_rows = 0
+    with CsvSource(
+        args.data,
+        delimiter=args.delimiter,
+        decimal=args.decimal,
+        default_decimal=decimal,
+        max_line_bytes=args.max_line_size,
+    ) as source:
+        ids, outputs = _score_columns(args, source, features, metadata, model)
+        # a feature carried to the output as an id is read once, as text
+        numeric = [n for n in features if n not in categorical and n not in ids]
         with text_output(args.out, args.force) as handle:
             header = True
             for first_line, columns in source.chunks(
-                features, text_columns=ids, n_rows=args.chunk_size
+                numeric,
+                text_columns=ids,
+                categorical_columns=[n for n in categorical if n not in ids],
+                n_rows=args.chunk_size,
             ):
-                X = np.column_stack([columns[name] for name in features])
+                values = _feature_columns(
+                    source, columns, features, categorical, ids, first_line
+                )
+                for name, kind in categorical.items():
+                    values[name] = category_values(source, values[name], kind)
+                X = feature_frame(values, features, categorical)
+                if not named:
+                    X = X.to_numpy(dtype=object if categorical else np.float64)
                 try:
                     scores = model.decision_function(X)
                     proba = model.predict_proba(X) if args.proba else None
                     if proba is not None and proba.shape[1] == 2:
                         proba = proba[:, 1:]  # the positive class
                 except ValueError as exc:
-                    rows, cols = np.nonzero(np.isnan(X))
-                    where = (
-                        (first_line + int(rows[0]), features[int(cols[0])])
-                        if rows.shape[0]
-                        else None
-                    )
+                    where = _first_missing_cell(X, features, first_line)
                     raise _missing_hint(exc, source.name, where) from None
                 if header:
                     handle.write(format_rows([[name] for name in [*ids, *outputs]], []))
@@ -356,6 +512,11 @@ def cmd_export(args):
 
     if args.format == "png" and args.out in (None, "-"):
         raise _usage_error("--format png needs --out FILE.png.")
+    if args.format != "png" and (args.max_leaves != "auto" or args.max_depth):
+        raise _usage_error(
+            "--max-leaves and --max-depth apply to --format png only (the other "
+            "formats give the whole tree)."
+        )
     check_output(args.out, force=args.force, mkdir=args.mkdir)
     model, metadata = _load(args.model)
     names = (metadata or {}).get("features")
@@ -363,17 +524,15 @@ def cmd_export(args):
         names = [escape(name) for name in names]
     tree = _export_target(model, args.tree)
     if args.format == "png":
-        import matplotlib
+        from treerank.cli._figures import save_figure, tree_figure
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        from treerank.plotting import plot_tree
-
-        fig = plot_tree(tree, feature_names=names).figure
-        with atomic_path(args.out, overwrite=args.force) as tmp:
-            fig.savefig(tmp, dpi=120, format="png", bbox_inches="tight")
-        plt.close(fig)
+        figure = tree_figure(
+            tree,
+            feature_names=names,
+            max_leaves=None if args.max_leaves == "all" else args.max_leaves,
+            max_depth=args.max_depth,
+        )
+        save_figure(figure, args.out, overwrite=args.force)
         _say(f"wrote {escape(args.out)}")
         return 0
     if args.format == "dot":
@@ -394,9 +553,49 @@ def cmd_export(args):
     return 0
 
 
+_PLOT_FORMATS = (".png", ".svg", ".pdf")
+
+
+def _stability_output(path):
+    """What ``stability --out`` writes: None, "json" or a plot format."""
+    if path is None:
+        return None
+    if path == "-":
+        return "json"
+    extension = os.path.splitext(path)[1].lower()
+    if extension == ".json":
+        return "json"
+    if extension in _PLOT_FORMATS:
+        return extension[1:]
+    raise _usage_error(
+        f"--out {escape(path)}: the output is chosen by its extension, .json (the "
+        "summary) or .png, .svg, .pdf (a plot); got "
+        f"{shorten(extension) if extension else 'no extension'}."
+    )
+
+
+def _write_stability_plot(result, path, file_format, force):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from treerank.cli._figures import save_figure
+    from treerank.plotting import plot_stability
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
+    plot_stability(result, kind="matrix", ax=axes[0])
+    axes[0].set_title("Kendall distances between bootstrap replicates")
+    plot_stability(result, kind="auc", ax=axes[1])
+    axes[1].set_title(f"{result.auc_source} AUC of the replicates")
+    fig.tight_layout()
+    save_figure(fig, path, file_format=file_format, overwrite=force)
+
+
 def cmd_stability(args):
     from treerank.stability import bootstrap_stability
 
+    output = _stability_output(args.out)
     check_output(args.out, force=args.force, mkdir=args.mkdir)
     model = _build_model(args)
     if hasattr(model, "verbose"):
@@ -433,9 +632,12 @@ def cmd_stability(args):
         f"{result.auc_source} AUC {summary['replicate_auc_mean']:.4f} ± "
         f"{summary['replicate_auc_std']:.4f}"
     )
-    if args.out is not None:
+    if output == "json":
         with text_output(args.out, args.force) as handle:
             json.dump(summary, handle, indent=1)
-        if args.out != "-":
-            _say(f"wrote {escape(args.out)}")
+            handle.write("\n")
+    elif output is not None:
+        _write_stability_plot(result, args.out, output, args.force)
+    if output is not None and args.out != "-":
+        _say(f"wrote {escape(args.out)}")
     return 0

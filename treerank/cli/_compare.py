@@ -12,10 +12,7 @@ markdown, or written as markdown, LaTeX or CSV.
 import csv
 import sys
 
-import numpy as np
-
-from treerank.cli._csv import CsvError, CsvSource
-from treerank.cli._text import escape
+from treerank.cli._text import escape, shorten
 
 __all__ = ["add_compare_arguments", "run_compare"]
 
@@ -111,6 +108,10 @@ def _models(args, source):
 
 def _read_columns(args, source, models):
     """Scores, labels and query ids, read in chunks through the CSV reader."""
+    import numpy as np
+
+    from treerank.cli._csv import CsvError
+
     numeric = [*models, args.label]
     text = [] if args.qid is None else [args.qid]
     parts = {name: [] for name in numeric + text}
@@ -122,7 +123,7 @@ def _read_columns(args, source, models):
             if missing.shape[0]:
                 raise CsvError(
                     f"{source.name}, line {first_line + int(missing[0])}, column "
-                    f"{escape(repr(name))}: missing value (scores and labels must "
+                    f"{shorten(name)}: missing value (scores and labels must "
                     "all be present)."
                 )
         for name, values in chunk.items():
@@ -148,6 +149,7 @@ def run_compare(args):
     from treerank.bridge import compare
     from treerank.cli import UsageError
     from treerank.cli._commands import check_output, text_output
+    from treerank.cli._csv import CsvSource
 
     if args.test == "permutation" and args.qid is None:
         raise UsageError(
@@ -155,7 +157,12 @@ def run_compare(args):
             "it permutes); without --qid use paired_bootstrap or student."
         )
     check_output(args.out, force=args.force, mkdir=args.mkdir)
-    with CsvSource(args.data, delimiter=args.delimiter) as source:
+    with CsvSource(
+        args.data,
+        delimiter=args.delimiter,
+        decimal=args.decimal,
+        max_line_bytes=args.max_line_size,
+    ) as source:
         source.column_index(args.label, "the --label")
         if args.qid is not None:
             source.column_index(args.qid, "the --qid")

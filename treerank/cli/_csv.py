@@ -8,6 +8,18 @@ has as many fields as the header, no empty line inside the data), so that an
 error names the file, the line and the column. Empty cells and the usual
 missing-value markers (``NA``, ``NaN``, ``null``, ...) of a numeric column are
 read as NaN; a value that is not a number is an error.
+
+Columns can also be read as text (identifiers, labels), as categories (text,
+missing markers as None), or with their kind inferred from the values
+(numbers, or text). The decimal mark is ``.`` or ``,`` (given, or detected from
+the first lines when they show only one of the two); a number written with the
+other mark gets a message that names ``--decimal``.
+
+Limits keep a hostile file from exhausting memory or the terminal: a line
+(or a quoted field spanning lines) longer than ``max_line_bytes`` is an error
+naming the line, the detection of the delimiter and of the decimal mark reads
+a bounded prefix of the file, and messages quote at most about 80 characters
+of a field.
 """
 
 # Authors: The treerank developers
@@ -15,20 +27,39 @@ read as NaN; a value that is not a number is an error.
 
 import csv
 import io
-import itertools
 import os
+import re
 import sys
 
 import numpy as np
 
-from treerank.cli._text import escape
+from treerank.cli._text import escape, shorten
 
-__all__ = ["DELIMITERS", "MISSING_MARKERS", "CsvError", "CsvSource"]
+__all__ = [
+    "DECIMAL_MARKS",
+    "DELIMITERS",
+    "MAX_LINE_BYTES",
+    "MISSING_MARKERS",
+    "CsvError",
+    "CsvSource",
+    "looks_like_decimal_comma",
+    "looks_like_decimal_point",
+]
 
 DELIMITERS = (",", ";", "\t", "|")
+DECIMAL_MARKS = (".", ",")
 MISSING_MARKERS = ("", "NA", "N/A", "n/a", "NaN", "nan", "NAN", "null", "NULL", "None")
-_HEAD_BYTES = 1 << 16
+MAX_LINE_BYTES = 16 << 20
+"""Default longest line (bytes; a quoted field spanning lines counts whole)."""
+_CHUNK_BYTES = 64 << 20  # a chunk holds about this much text at most
+_HEAD_BYTES = 1 << 16  # the prefix read to detect the delimiter and decimal mark
 _SNIFF_LINES = 50
+
+# a number with a decimal comma that cannot be a thousands-grouped integer
+# ("26,5", "0,125", "-,5", "1,5e3"; not "1,234" nor "12,345,678")
+_COMMA_NUMBER = re.compile(r"^[+-]?(\d+,\d*|,\d+)([eE][+-]?\d+)?$")
+_THOUSANDS = re.compile(r"^[+-]?\d{1,3}(,\d{3})+$")
+_DOT_NUMBER = re.compile(r"^[+-]?(\d+\.\d*|\.\d+)([eE][+-]?\d+)?$")
 
 
 class CsvError(ValueError):
@@ -37,6 +68,37 @@ class CsvError(ValueError):
 
 def _delimiter_name(delimiter):
     return {"\t": "tab (\\t)"}.get(delimiter, repr(delimiter))
+
+
+def looks_like_decimal_comma(text):
+    """Whether ``text`` reads as a number written with a decimal comma.
+
+    Examples
+    --------
+    >>> from treerank.cli._csv import looks_like_decimal_comma
+    >>> [looks_like_decimal_comma(t) for t in ["26,5", "-0,25", "1.5", "abc"]]
+    [True, True, False, False]
+    """
+    return bool(_COMMA_NUMBER.match(str(text).strip()))
+
+
+def looks_like_decimal_point(text):
+    """Whether ``text`` reads as a number written with a decimal point.
+
+    Examples
+    --------
+    >>> from treerank.cli._csv import looks_like_decimal_point
+    >>> [looks_like_decimal_point(t) for t in ["2.5", "-.5", "26,5", "1.2.3"]]
+    [True, True, False, False]
+    """
+    return bool(_DOT_NUMBER.match(str(text).strip()))
+
+
+def _size_text(n_bytes):
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if n_bytes >= size and n_bytes % size == 0:
+            return f"{n_bytes // size} {unit}"
+    return f"{n_bytes} bytes"
 
 
 class _Prefixed(io.RawIOBase):
@@ -67,19 +129,33 @@ def _field_count(line, delimiter):
     return len(next(csv.reader([line], delimiter=delimiter), [""]))
 
 
-def _sniff(text, path):
+def _head_lines(text, complete):
+    """The first non-blank lines of the head; a line cut by its end is left out.
+
+    ``complete``: the head holds the whole input. The header is kept even
+    when cut (a header longer than the head is still split by its delimiter).
+    """
+    lines = text.splitlines()
+    if not complete and not text.endswith(("\n", "\r")) and len(lines) > 1:
+        lines = lines[:-1]
+    numbered = enumerate(lines[:_SNIFF_LINES], start=1)
+    return [(number, line) for number, line in numbered if line.strip()]
+
+
+def _sniff(lines, path):
     """The delimiter that splits the header (> 1 fields) like most first lines.
 
     Each candidate splits the header into ``k`` fields; among those with
     ``k > 1``, the one that splits the largest share of the next lines into
     ``k`` fields as well wins (then the larger ``k``). A header that no
     candidate splits is a single column. A wrong line is reported later, with
-    its number, by the structure check.
+    its number, by the structure check. Only the lines of the bounded head
+    are read.
     """
-    lines = [line for line in text.splitlines()[:_SNIFF_LINES] if line.strip()]
+    lines = [line for _, line in lines]
     if not lines:
         return ","
-    header, rows = lines[0], lines[1:-1] or lines[1:]  # the last may be cut
+    header, rows = lines[0], lines[1:]
     best, best_key = ",", None
     for delimiter in DELIMITERS:
         fields = _field_count(header, delimiter)
@@ -98,6 +174,64 @@ def _sniff(text, path):
     return best
 
 
+def _sniff_decimal(lines, delimiter, path):
+    """``","`` when the first lines show numbers with a decimal comma only.
+
+    Returns ``"."`` when they show decimal points only, None when they show
+    neither (integers, text). With a comma delimiter a decimal comma would
+    need quotes, and a quoted ``"1,234"`` is more often a thousands
+    separator: nothing is detected. Numbers with both marks are an error that
+    asks for ``--decimal``.
+    """
+    if delimiter == "," or len(lines) < 2:
+        return None
+    try:
+        records = [
+            (number, next(csv.reader([line], delimiter=delimiter)))
+            for number, line in lines
+        ]
+    except csv.Error:
+        return None
+    header, comma, dot = records[0][1], None, None
+    for number, record in records[1:]:
+        for j, field in enumerate(record):
+            field = field.strip()
+            if comma is None and _COMMA_NUMBER.match(field):
+                if not _THOUSANDS.match(field):
+                    comma = (number, j, field)
+            elif dot is None and _DOT_NUMBER.match(field):
+                dot = (number, j, field)
+    if comma is not None and dot is not None:
+
+        def where(found):
+            line, j, field = found
+            name = header[j] if j < len(header) else f"#{j + 1}"
+            return f"line {line}, column {shorten(name)}: {shorten(field)}"
+
+        raise CsvError(
+            f"{path}: cannot tell the decimal mark: {where(comma)} has a decimal "
+            f"comma but {where(dot)} a decimal point; pass --decimal ',' or "
+            "--decimal '.'."
+        )
+    if comma is not None:
+        return ","
+    return "." if dot is not None else None
+
+
+def _categories(series):
+    """Text values of a column: stripped str, None where missing."""
+    values = series.to_numpy(dtype=object)
+    missing = set(MISSING_MARKERS)
+    out = np.empty(values.shape[0], dtype=object)
+    for i, value in enumerate(values):
+        if isinstance(value, str):
+            value = value.strip()
+            out[i] = None if value in missing else value
+        else:  # NaN: an empty cell or a marker
+            out[i] = None
+    return out
+
+
 class CsvSource:
     """A CSV input with a header row, read in chunks.
 
@@ -107,6 +241,16 @@ class CsvSource:
         File name, or ``"-"`` for standard input.
     delimiter : str or None, default=None
         Field separator; None: sniffed among ``, ; TAB |`` from the first lines.
+    decimal : {".", ","} or None, default=None
+        Decimal mark of the numbers; None: ``","`` when the first lines show
+        numbers with a decimal comma only (and the delimiter is not a comma),
+        else ``default_decimal``. With a comma delimiter and a decimal comma,
+        the numbers are quoted (``"26,5"``).
+    default_decimal : {".", ","}, default="."
+        Decimal mark when neither is given nor detected.
+    max_line_bytes : int, default=MAX_LINE_BYTES
+        Longest line read (a quoted field spanning lines counts whole); a
+        longer one is an error naming the line.
     stdin : binary file or None, default=None
         Stream read for ``"-"`` (``sys.stdin.buffer`` if None).
 
@@ -115,12 +259,25 @@ class CsvSource:
     name : str
         How the input is named in messages.
     delimiter : str
+    decimal : str
+    decimal_detected : bool
+        Whether ``decimal`` was detected (rather than given or the default).
     header : list of str
         Column names.
     """
 
-    def __init__(self, path, *, delimiter=None, stdin=None):
+    def __init__(
+        self,
+        path,
+        *,
+        delimiter=None,
+        decimal=None,
+        default_decimal=".",
+        max_line_bytes=MAX_LINE_BYTES,
+        stdin=None,
+    ):
         self.name = "<stdin>" if path == "-" else escape(os.fspath(path))
+        self.max_line_bytes = int(max_line_bytes)
         if path == "-":
             stream = sys.stdin.buffer if stdin is None else stdin
         else:
@@ -131,12 +288,25 @@ class CsvSource:
             self._raw = stream
             self._check_text(head)
             text = self._decode_head(head)
-            self.delimiter = _sniff(text, self.name) if delimiter is None else delimiter
+            lines = _head_lines(text, complete=len(head) < _HEAD_BYTES)
+            self.delimiter = (
+                _sniff(lines, self.name) if delimiter is None else delimiter
+            )
+            self.decimal, self.decimal_detected = decimal, False
+            if decimal is None:
+                found = _sniff_decimal(lines, self.delimiter, self.name)
+                self.decimal_detected = found is not None
+                self.decimal = default_decimal if found is None else found
+            if self.decimal == self.delimiter != ",":
+                raise CsvError(
+                    f"{self.name}: the decimal mark {self.decimal!r} cannot also be "
+                    "the delimiter; pass another --delimiter or --decimal."
+                )
+            self._line = 0  # lines consumed so far
             self.header = self._read_header()
         except BaseException:
             stream.close() if path != "-" else None
             raise
-        self._line = 1  # lines consumed so far (the header)
 
     # -- opening and checks -------------------------------------------------
     def _open(self, path):
@@ -179,14 +349,28 @@ class CsvSource:
             ) from None
         return text
 
+    def _readline(self):
+        """One line (bytes), at most ``max_line_bytes``: longer is an error."""
+        line = self._stream.readline(self.max_line_bytes + 1)
+        if len(line) > self.max_line_bytes:
+            self._readline_too_long()
+        return line
+
     def _read_header(self):
-        raw = self._stream.readline()
+        raw = self._readline()
+        self._line = 1
         line = raw.decode("utf-8").rstrip("\r\n")
         try:
             header = next(csv.reader([line], delimiter=self.delimiter))
         except csv.Error as exc:
             raise CsvError(f"{self.name}, line 1: malformed header ({exc}).") from None
         header = [name.strip() for name in header]
+        if any(len(name) > 1000 for name in header):
+            long = next(name for name in header if len(name) > 1000)
+            raise CsvError(
+                f"{self.name}, line 1: a column name of {len(long)} characters "
+                f"({shorten(long)}): is the first line a header?"
+            )
         if any(name == "" for name in header):
             raise CsvError(
                 f"{self.name}, line 1: the header has an empty column name "
@@ -200,7 +384,7 @@ class CsvSource:
         if duplicates:
             raise CsvError(
                 f"{self.name}, line 1: duplicate column names "
-                f"{escape(str(duplicates))}."
+                f"{', '.join(shorten(name) for name in duplicates[:10])}."
             )
         return header
 
@@ -220,10 +404,10 @@ class CsvSource:
         """The column names for a message (escaped, shortened)."""
         names = self.header[:limit]
         more = len(self.header) - len(names)
-        text = ", ".join(repr(name) for name in names)
+        text = ", ".join(shorten(name) for name in names)
         if more:
             text += f", ... ({more} more)"
-        return escape(f"[{text}]")
+        return f"[{text}]"
 
     def column_index(self, name, role):
         """Index of column ``name``; a clear error if there is none."""
@@ -241,22 +425,68 @@ class CsvSource:
                     f"--delimiter {others[0]!r}."
                 )
         raise CsvError(
-            f"{self.name} has no column {escape(repr(name))} ({role}); its columns are "
+            f"{self.name} has no column {shorten(name)} ({role}); its columns are "
             f"{self.describe_columns()}.{hint}"
         )
 
     # -- chunks ---------------------------------------------------------------
     def _next_lines(self, n_rows):
-        lines = list(itertools.islice(self._stream, n_rows))
-        if lines and b"".join(lines).count(b'"') % 2:
-            # a quoted field spans lines: read on until the quotes balance
-            quotes = 1
-            for line in self._stream:
-                lines.append(line)
-                quotes += line.count(b'"')
-                if quotes % 2 == 0:
-                    break
+        """The next lines: at most ``n_rows`` rows and about ``_CHUNK_BYTES``.
+
+        A quoted field may span lines: the lines are read on until its quote
+        closes, within ``max_line_bytes`` from the line that opened it.
+        """
+        readline, limit = self._stream.readline, self.max_line_bytes + 1
+        budget = max(_CHUNK_BYTES, self.max_line_bytes)
+        lines, size = [], 0
+        for _ in range(n_rows):
+            line = readline(limit)
+            if not line:
+                break
+            if len(line) == limit:
+                self._line += len(lines)
+                self._readline_too_long()
+            lines.append(line)
+            size += len(line)
+            if size >= budget:
+                break
+        if not lines or b"".join(lines).count(b'"') % 2 == 0:
+            return lines
+        # a quoted field is open at the end: find the line that opened it
+        parity, opened = 0, 0
+        for index, line in enumerate(lines):
+            if line.count(b'"') % 2:
+                parity ^= 1
+                if parity:
+                    opened = index
+        size = sum(map(len, lines[opened:]))
+        while parity:
+            if size > self.max_line_bytes:
+                break
+            line = readline(limit)
+            if not line:
+                raise CsvError(
+                    f"{self.name}, line {self._line + opened + 1}: a quote opened "
+                    "on this line is not closed before the end of the file (an "
+                    "unbalanced quote)."
+                )
+            lines.append(line)
+            size += len(line)
+            parity ^= line.count(b'"') % 2
+        if size > self.max_line_bytes:
+            raise CsvError(
+                f"{self.name}, line {self._line + opened + 1}: a quoted field longer "
+                f"than {_size_text(self.max_line_bytes)} (an unbalanced quote?; see "
+                "--max-line-size)."
+            )
         return lines
+
+    def _readline_too_long(self):
+        raise CsvError(
+            f"{self.name}, line {self._line + 1}: longer than "
+            f"{_size_text(self.max_line_bytes)} (the longest line read; see "
+            "--max-line-size)."
+        )
 
     def _check_structure(self, lines, first_line):
         """Every line has the header's number of fields; blank lines only at the end."""
@@ -318,23 +548,45 @@ class CsvSource:
                     f"0x{line[exc.start]:02x}): a binary file or another encoding."
                 ) from None
 
-    def chunks(self, columns, *, text_columns=(), n_rows=100_000):
+    def chunks(
+        self,
+        columns=(),
+        *,
+        text_columns=(),
+        categorical_columns=(),
+        infer_columns=(),
+        n_rows=100_000,
+    ):
         """Yield ``(first_line, {name: array})`` for chunks of at most ``n_rows`` rows.
 
         Parameters
         ----------
         columns : list of str
-            Numeric columns, read as float64 (missing cells are NaN).
+            Numeric columns, read as float64 (missing cells are NaN); a value
+            that is not a number is an error.
         text_columns : list of str
             Columns read as text (object arrays of str, nothing missing).
+        categorical_columns : list of str
+            Columns read as categories: object arrays of str, None where the
+            cell is empty or a missing-value marker.
+        infer_columns : list of str
+            Columns whose kind the values decide, chunk by chunk: a float64
+            array when every value of the chunk is a number (or missing;
+            ``True``/``False`` are 1 and 0), else an object array as for
+            ``categorical_columns``.
         n_rows : int
             Rows per chunk.
         """
         import pandas as pd
 
-        numeric = [self.header.index(c) for c in columns]
-        text = [self.header.index(c) for c in text_columns]
-        usecols = sorted(set(numeric) | set(text))
+        index = self.header.index
+        numeric = [index(c) for c in columns]
+        text = [index(c) for c in text_columns]
+        categorical = [index(c) for c in categorical_columns]
+        inferred = [index(c) for c in infer_columns]
+        usecols = sorted({*numeric, *text, *categorical, *inferred})
+        missing = list(MISSING_MARKERS)
+        na_values = dict.fromkeys((*numeric, *categorical, *inferred), missing)
         options = {}
         if int(pd.__version__.split(".")[0]) < 3:
             options["float_precision"] = "round_trip"  # pandas 3 is exact by default
@@ -359,12 +611,13 @@ class CsvSource:
                 frame = pd.read_csv(
                     io.BytesIO(blob),
                     sep=self.delimiter,
+                    decimal=self.decimal,
                     header=None,
                     names=list(range(len(self.header))),
                     usecols=usecols,
-                    dtype=dict.fromkeys(text, str),
+                    dtype=dict.fromkeys([*text, *categorical], str),
                     keep_default_na=False,
-                    na_values={j: list(MISSING_MARKERS) for j in numeric},
+                    na_values=na_values,
                     skip_blank_lines=True,
                     engine="c",
                     encoding="utf-8",
@@ -387,7 +640,22 @@ class CsvSource:
             for j, name in zip(text, text_columns):
                 values = frame[j].to_numpy(dtype=object)
                 out[name] = np.array([v.strip() for v in values], dtype=object)
+            for j, name in zip(categorical, categorical_columns):
+                out[name] = _categories(frame[j])
+            for j, name in zip(inferred, infer_columns):
+                out[name] = self._inferred(frame[j], name, first_line)
             yield first_line, out
+
+    def _inferred(self, series, name, first_line):
+        kind = series.dtype.kind
+        if kind in "iufb":
+            return self._numeric(series, name, first_line)
+        values = series.to_numpy(dtype=object)
+        present = values[~series.isna().to_numpy()]
+        if present.shape[0] and all(isinstance(v, (bool, np.bool_)) for v in present):
+            # True/False with missing cells: pandas' booleans, as numbers
+            return self._numeric(series.astype("float64"), name, first_line)
+        return _categories(series)
 
     def _check_structure_slow(self, lines, first_line):
         text = b"".join(lines).decode("utf-8", errors="replace")
@@ -403,25 +671,62 @@ class CsvSource:
             line += 1 + sum(field.count("\n") for field in record)
 
     def _numeric(self, series, name, first_line):
-        import pandas as pd
-
-        if series.dtype.kind in "iuf":
+        if series.dtype.kind in "iufb":
             values = series.to_numpy(dtype=np.float64)
         else:
-            values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64)
+            values = self.to_numbers(series.to_numpy(dtype=object))
             bad = np.flatnonzero(np.isnan(values) & series.notna().to_numpy())
             if bad.shape[0]:
                 row = int(bad[0])
                 raise CsvError(
-                    f"{self.name}, line {first_line + row}, column "
-                    f"{escape(repr(name))}: {escape(repr(str(series.iloc[row])))} is "
-                    "not a number."
+                    f"{self.name}, line {first_line + row}, column {shorten(name)}: "
+                    f"{self.not_a_number(series.iloc[row])}"
                 )
         infinite = np.flatnonzero(np.isinf(values))
         if infinite.shape[0]:
             row = int(infinite[0])
             raise CsvError(
-                f"{self.name}, line {first_line + row}, column {escape(repr(name))}: "
-                f"infinite value {escape(repr(str(series.iloc[row])))}."
+                f"{self.name}, line {first_line + row}, column {shorten(name)}: "
+                f"infinite value {shorten(series.iloc[row])}."
             )
         return values
+
+    def to_numbers(self, values):
+        """Text values as floats with this file's decimal mark (NaN: not a number).
+
+        Missing values (None, NaN) are NaN too.
+        """
+        import pandas as pd
+
+        text = pd.Series(values, dtype=object).astype(str).str.strip()
+        if self.decimal == ",":
+            invalid = text.str.contains(".", regex=False).to_numpy()
+            text = text.str.replace(",", ".", regex=False)
+        else:
+            invalid = text.str.contains(",", regex=False).to_numpy()
+        numbers = pd.to_numeric(text, errors="coerce")
+        numbers = numbers.to_numpy(dtype=np.float64, copy=True)
+        numbers[invalid] = np.nan
+        numbers[pd.isna(pd.Series(values, dtype=object)).to_numpy()] = np.nan
+        return numbers
+
+    def not_a_number(self, value):
+        """``'26,5' is not a number`` and what to do about it."""
+        value = str(value)
+        message = f"{shorten(value)} is not a number"
+        if self.decimal == "." and looks_like_decimal_comma(value):
+            return (
+                f"{message}: it looks like a number with a decimal comma; pass "
+                "--decimal ','."
+            )
+        if self.decimal == "," and _DOT_NUMBER.match(value.strip()):
+            how = (
+                "detected from the first lines"
+                if self.decimal_detected
+                else "given by --decimal"
+            )
+            return (
+                f"{message} with the decimal comma ({how}); pass --decimal '.' if "
+                "the file uses decimal points."
+            )
+        return message + "."

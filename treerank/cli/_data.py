@@ -1,14 +1,41 @@
-"""Training data and features of the command line, read from CSV sources."""
+"""Training data and features of the command line, read from CSV sources.
+
+A feature column is numeric when its values are numbers (or missing), and
+categorical when they are text, as a pandas DataFrame read by
+``pandas.read_csv`` is for the estimators (``categorical_features=
+"from_dtype"``). ``--categorical`` makes a column of numbers (integer codes)
+categorical, ``--numeric`` refuses text in a column. A column that mixes
+numbers and text is an error that names both options: it is most often a
+numeric column with a typo, which categories would hide.
+"""
 
 # Authors: The treerank developers
 # SPDX-License-Identifier: BSD-3-Clause
 
 import numpy as np
 
-from treerank.cli._csv import CsvError
-from treerank.cli._text import escape
+from treerank.cli._csv import (
+    CsvError,
+    looks_like_decimal_comma,
+    looks_like_decimal_point,
+)
+from treerank.cli._text import escape, shorten
 
-__all__ = ["TrainingData", "read_training_data", "select_features"]
+__all__ = [
+    "CATEGORY_KINDS",
+    "MAX_CATEGORIES",
+    "TrainingData",
+    "category_values",
+    "feature_frame",
+    "read_training_data",
+    "select_features",
+]
+
+MAX_CATEGORIES = 255
+"""Most categories of a categorical feature (the estimators' limit)."""
+
+CATEGORY_KINDS = ("text", "number")
+"""How the categories of a column are written: text, or numbers (codes)."""
 
 
 class TrainingData:
@@ -16,19 +43,25 @@ class TrainingData:
 
     Attributes
     ----------
-    X : ndarray of shape (n_samples, n_features)
-        Features; NaN where a cell was empty or a missing-value marker.
+    X : pandas.DataFrame of shape (n_samples, n_features)
+        Features named by the CSV's columns: float64 for the numeric ones
+        (NaN where a cell was empty or a missing-value marker), object for the
+        categorical ones (str or numbers; None where missing).
     y : ndarray of shape (n_samples,)
         1 for the positive class, or the grades (integers, higher is better)
         of a target with more than two values.
     features : list of str
+    categorical : dict of str to str
+        The categorical features and the kind of their categories
+        (``"text"`` or ``"number"``), in feature order.
     first_missing : tuple of (int, str) or None
         Line and column of the first missing feature value.
     """
 
-    def __init__(self, X, y, features, first_missing):
+    def __init__(self, X, y, features, first_missing, categorical=None):
         self.X, self.y, self.features = X, y, features
         self.first_missing = first_missing
+        self.categorical = {} if categorical is None else categorical
 
 
 def select_features(source, *, target=None, ids=(), drop=(), features=None):
@@ -69,18 +102,156 @@ def select_features(source, *, target=None, ids=(), drop=(), features=None):
     if not chosen:
         raise CsvError(
             f"{source.name} has no feature column left (target "
-            f"{escape(repr(target))}, ids {escape(str(list(ids)))}, dropped "
+            f"{shorten(target)}, ids {escape(str(list(ids)))}, dropped "
             f"{escape(str(list(drop)))})."
         )
     return chosen
 
 
-def _first_missing(blocks, features):
-    for first_line, X in blocks:
-        rows, cols = np.nonzero(np.isnan(X))
-        if rows.shape[0]:
-            return first_line + int(rows[0]), features[int(cols[0])]
+def _first_missing(frame, lines):
+    rows, cols = np.nonzero(frame.isna().to_numpy())
+    if rows.shape[0]:
+        return int(lines[rows[0]]), str(frame.columns[cols[0]])
     return None
+
+
+def _present(values):
+    import pandas as pd
+
+    return ~pd.isna(pd.Series(values, dtype=object)).to_numpy()
+
+
+def category_values(source, values, kind):
+    """Categories read as text, as the model's categories of that ``kind``.
+
+    ``"number"``: values that are numbers become numbers (an int when
+    integral), other text stays text (an unseen category), None stays None.
+
+    Parameters
+    ----------
+    source : CsvSource
+        Gives the decimal mark.
+    values : ndarray of object
+        Text values (None where missing).
+    kind : {"text", "number"}
+
+    Returns
+    -------
+    values : ndarray of object
+    """
+    if kind == "text":
+        return values
+    numbers = source.to_numbers(values)
+    out = values.copy()
+    for i in np.flatnonzero(np.isfinite(numbers)):
+        number = float(numbers[i])
+        out[i] = int(number) if number.is_integer() else number
+    return out
+
+
+def _category_count_check(source, name, values):
+    import pandas as pd
+
+    distinct = pd.unique(values[_present(values)])
+    if distinct.shape[0] > MAX_CATEGORIES:
+        raise CsvError(
+            f"{source.name}: column {shorten(name)} is categorical with "
+            f"{distinct.shape[0]} distinct values, more than the {MAX_CATEGORIES} "
+            "categories a feature can have: leave it out with --drop (free text) or "
+            "--id (an identifier), or pass --numeric if it holds numbers."
+        )
+
+
+def _resolve_inferred(source, name, parts, lines):
+    """A column read with its kind inferred chunk by chunk: numbers or categories.
+
+    ``parts``: (first row, array) per chunk, float64 or object.
+    Returns ``(values, kind)`` with kind None for a numeric column.
+    """
+    texts = [(start, a) for start, a in parts if a.dtype == object]
+    if not texts:
+        return np.concatenate([a for _, a in parts]), None
+    first_text = first_number = None
+    for start, values in parts:
+        if values.dtype == object:
+            present = _present(values)
+            numbers = source.to_numbers(values)
+            is_number = np.isfinite(numbers)
+            text_rows = np.flatnonzero(present & ~is_number)
+            number_rows = np.flatnonzero(is_number)
+        else:
+            text_rows = np.empty(0, dtype=int)
+            number_rows = np.flatnonzero(~np.isnan(values))
+        if first_text is None and text_rows.shape[0]:
+            row = int(text_rows[0])
+            first_text = (int(lines[start + row]), values[row])
+        if first_number is None and number_rows.shape[0]:
+            first_number = int(lines[start + int(number_rows[0])])
+    column = shorten(name)
+    if first_number is not None:  # numbers and text in one column
+        line, value = first_text
+        raise CsvError(
+            f"{source.name}, line {line}, column {column}: "
+            f"{source.not_a_number(value)[:-1]}, but other values of the column "
+            f"are (line {first_number}). Correct the value (an empty cell or NA is "
+            f"a missing value), or pass --categorical {escape(name)} to read the "
+            "column as categories."
+        )
+    values = np.concatenate(
+        [
+            a if a.dtype == object else np.full(a.shape[0], None, dtype=object)
+            for _, a in parts
+        ]
+    )
+    present = values[_present(values)]
+    other = "." if source.decimal == "," else ","
+    looks = looks_like_decimal_point if other == "." else looks_like_decimal_comma
+    if present.shape[0] and all(looks(v) for v in present):
+        line, value = first_text
+        mark = "decimal point" if other == "." else "decimal comma"
+        raise CsvError(
+            f"{source.name}, line {line}, column {column}: {shorten(value)} and the "
+            f"other values of the column look like numbers with a {mark}; pass "
+            f"--decimal '{other}' (or --categorical {escape(name)} to read them as "
+            "categories)."
+        )
+    return values, "text"
+
+
+def _resolve_categorical(source, name, parts):
+    """A column read as categories: numbers when every value is one."""
+    values = np.concatenate([a for _, a in parts])
+    present = _present(values)
+    numbers = source.to_numbers(values)
+    if present.any() and np.all(np.isfinite(numbers[present])):
+        return category_values(source, values, "number"), "number"
+    return values, "text"
+
+
+def feature_frame(columns, features, categorical):
+    """The features as a DataFrame: float64, or object for categorical ones.
+
+    Parameters
+    ----------
+    columns : dict of str to ndarray
+    features : list of str
+    categorical : dict of str to str
+        Categorical features (their kind).
+
+    Returns
+    -------
+    frame : pandas.DataFrame
+    """
+    import pandas as pd
+
+    data = {}
+    for name in features:
+        values = columns[name]
+        if name in categorical:
+            data[name] = pd.Series(values, dtype=object)
+        else:
+            data[name] = pd.Series(values, dtype=np.float64)
+    return pd.DataFrame(data, columns=features, copy=False)
 
 
 def _labels(source, raw, lines, target, positive):
@@ -88,7 +259,7 @@ def _labels(source, raw, lines, target, positive):
     if missing.shape[0]:
         row = int(missing[0])
         raise CsvError(
-            f"{source.name}, line {lines[row]}, column {escape(repr(target))}: "
+            f"{source.name}, line {lines[row]}, column {shorten(target)}: "
             "missing target value (every row needs its label)."
         )
     if positive is not None:
@@ -96,30 +267,30 @@ def _labels(source, raw, lines, target, positive):
         if not y.any():
             raise CsvError(
                 f"{source.name}: no row has {escape(target)} == "
-                f"{escape(repr(positive))} (the --positive value)."
+                f"{shorten(positive)} (the --positive value)."
             )
         return y
     try:
         values = raw.astype(np.float64)
     except ValueError:
-        levels = sorted(set(raw.tolist()))[:5]
+        levels = ", ".join(shorten(v) for v in sorted(set(raw.tolist()))[:5])
         raise CsvError(
-            f"{source.name}: the target column {escape(repr(target))} is not numeric "
-            f"(values such as {escape(str(levels))}); pass --positive LABEL to say "
+            f"{source.name}: the target column {shorten(target)} is not numeric "
+            f"(values such as [{levels}]); pass --positive LABEL to say "
             "which value is the positive class."
         ) from None
     bad = np.flatnonzero(~np.isfinite(values))
     if bad.shape[0]:
         row = int(bad[0])
         raise CsvError(
-            f"{source.name}, line {lines[row]}, column {escape(repr(target))}: "
-            f"target value {escape(repr(raw[row]))} is not a finite number."
+            f"{source.name}, line {lines[row]}, column {shorten(target)}: "
+            f"target value {shorten(raw[row])} is not a finite number."
         )
     levels = np.unique(values)
     if levels.shape[0] > 2:
         if np.any(levels != np.round(levels)):
             raise CsvError(
-                f"{source.name}: the target column {escape(repr(target))} has "
+                f"{source.name}: the target column {shorten(target)} has "
                 f"{levels.shape[0]} distinct values, not all integers (a continuous "
                 "target); ranking needs two classes or ordered integer grades (or "
                 "use --positive LABEL)."
@@ -128,10 +299,37 @@ def _labels(source, raw, lines, target, positive):
     return (values == levels[-1]).astype(int)
 
 
+def _check_kind_options(source, names, categorical, numeric):
+    from treerank.cli import UsageError
+
+    both = [name for name in categorical if name in numeric]
+    if both:
+        raise UsageError(
+            f"{shorten(both[0])} is given to both --categorical and --numeric."
+        )
+    for option, given in (("--categorical", categorical), ("--numeric", numeric)):
+        for name in given:
+            source.column_index(name, f"a {option} column")
+            if name not in names:
+                raise CsvError(
+                    f"{option} {shorten(name)}: not a feature column (it is the "
+                    "target, an --id or a --drop column, or not in --features)."
+                )
+
+
 def read_training_data(
-    source, target, *, positive=None, ids=(), drop=(), features=None, n_rows=100_000
+    source,
+    target,
+    *,
+    positive=None,
+    ids=(),
+    drop=(),
+    features=None,
+    categorical=(),
+    numeric=(),
+    n_rows=100_000,
 ):
-    """Read features and binary labels from a CSV source.
+    """Read features and labels from a CSV source.
 
     Parameters
     ----------
@@ -144,6 +342,11 @@ def read_training_data(
         The label value of the positive class (any text).
     ids, drop, features :
         See :func:`select_features`.
+    categorical : sequence of str, default=()
+        Feature columns read as categories whatever their values (integer
+        codes); their categories are numbers when every value is one.
+    numeric : sequence of str, default=()
+        Feature columns that must hold numbers (text is an error).
     n_rows : int, default=100_000
         Rows per chunk.
 
@@ -155,22 +358,46 @@ def read_training_data(
     names = select_features(
         source, target=target, ids=ids, drop=drop, features=features
     )
-    blocks, labels, lines = [], [], []
+    _check_kind_options(source, names, categorical, numeric)
+    forced = [name for name in names if name in categorical]
+    strict = [name for name in names if name in numeric]
+    inferred = [name for name in names if name not in forced and name not in strict]
+    parts = {name: [] for name in names}
+    labels, lines, n_read = [], [], 0
     for first_line, columns in source.chunks(
-        names, text_columns=[target], n_rows=n_rows
+        strict,
+        text_columns=[target],
+        categorical_columns=forced,
+        infer_columns=inferred,
+        n_rows=n_rows,
     ):
-        X = np.column_stack([columns[name] for name in names])
-        blocks.append((first_line, X))
+        for name in names:
+            parts[name].append((n_read, columns[name]))
         labels.append(columns[target])
-        lines.append(first_line + np.arange(X.shape[0]))
-    if not blocks:
+        n_rows_chunk = columns[target].shape[0]
+        lines.append(first_line + np.arange(n_rows_chunk))
+        n_read += n_rows_chunk
+    if not labels:
         raise CsvError(f"{source.name} has a header but no data rows.")
     raw = np.concatenate(labels)
-    y = _labels(source, raw, np.concatenate(lines), target, positive)
+    lines = np.concatenate(lines)
+    y = _labels(source, raw, lines, target, positive)
     if np.unique(y).shape[0] < 2:
         raise CsvError(
-            f"{source.name}: the target column {escape(repr(target))} has a single "
+            f"{source.name}: the target column {shorten(target)} has a single "
             "class; both classes are needed to learn a ranking."
         )
-    X = np.concatenate([block for _, block in blocks])
-    return TrainingData(X, y, names, _first_missing(blocks, names))
+    values, kinds = {}, {}
+    for name in names:
+        if name in forced:
+            values[name], kind = _resolve_categorical(source, name, parts[name])
+        elif name in strict:
+            values[name], kind = np.concatenate([a for _, a in parts[name]]), None
+        else:
+            values[name], kind = _resolve_inferred(source, name, parts[name], lines)
+        if kind is not None:
+            _category_count_check(source, name, values[name])
+            kinds[name] = kind
+        del parts[name]
+    X = feature_frame(values, names, kinds)
+    return TrainingData(X, y, names, _first_missing(X, lines), kinds)

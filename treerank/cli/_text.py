@@ -5,7 +5,7 @@
 
 import unicodedata
 
-__all__ = ["escape"]
+__all__ = ["escape", "shorten"]
 
 
 def _escaped(char):
@@ -49,3 +49,33 @@ def escape(text):
     return "".join(
         _escaped(c) if unicodedata.category(c)[0] == "C" else c for c in text
     )
+
+
+def shorten(text, limit=80):
+    """``repr`` of a value from data for a message: escaped, at most ~``limit`` chars.
+
+    A field can be megabytes long; a message quotes its start and says how
+    long it is.
+
+    Parameters
+    ----------
+    text : str
+    limit : int, default=80
+        Characters of ``text`` quoted at most.
+
+    Returns
+    -------
+    quoted : str
+
+    Examples
+    --------
+    >>> from treerank.cli._text import shorten
+    >>> shorten("26,5")
+    "'26,5'"
+    >>> shorten("x" * 1000, limit=10)
+    "'xxxxxxxxxx'... (1000 characters)"
+    """
+    text = str(text)
+    if len(text) <= limit:
+        return escape(repr(text))
+    return f"{escape(repr(text[:limit]))}... ({len(text)} characters)"

@@ -30,8 +30,11 @@ from treerank.base import (
 from treerank.engine import Router, find_cell_corners, route_binned, threshold_grids
 from treerank.ensemble._leaf_scores import (
     leaf_midranks,
+    leaf_positions,
     mean_borda_scores,
-    mean_leaf_scores,
+    mean_leaf_values,
+    rank_leaf_values,
+    rate_leaf_values,
 )
 from treerank.ensemble._multipartite import fit_graded_forest, is_graded_target
 from treerank.metrics._roc import roc_auc_score
@@ -69,6 +72,13 @@ __all__ = ["RankingForest"]
 
 _MAX_SEED = np.iinfo(np.int32).max
 _MAX_DRAWS = 20
+RATE_SMOOTHING = 30.0
+"""Pseudo-rows m of the smoothed leaf rates (``leaf_scores="rate"``), in units of
+the mean weight of a training row."""
+RATE_RESOLUTION = 0.05
+"""Width of the steps in which a tree orders its leaves by rate for the median:
+leaves whose rates fall in one step are tied (the standard error of a rate
+near 1/2 estimated from 100 rows)."""
 
 
 def _draw_sample(rng, n_samples, n_draw, bootstrap, y01, sample_weight):
@@ -219,18 +229,41 @@ class RankingForest(DefaultLeafRankMixin, RankingMixin, ClassifierMixin, BaseEst
         ``leafrank__*`` even when ``leafrank`` is None (e.g. in a grid search).
     ccp_alpha : float, default=0.0
         Cost-complexity pruning of each tree (0: no pruning).
+    leaf_scores : {"auto", "rank", "rate"}, default="auto"
+        How each tree scores (and so orders) its leaves before the aggregation:
+
+        - "rank": by the tree's left-to-right order, ``(K - r) / K`` for the
+          leaf of rank r among K, the ranking TreeRank builds: the order of two
+          leaves is decided by the split at their lowest common ancestor, which
+          saw the data of both;
+        - "rate": by the leaf's positive rate in the tree's sample, smoothed
+          along its branch (each node's rate shrunk towards its parent's by 30
+          pseudo-rows; see :func:`~treerank.ensemble.rate_leaf_values`): every
+          leaf is placed by its own data, as in a random forest. For the
+          median, a tree ties the leaves whose rates fall in one step of 0.05
+          (the resolution of a rate estimated from 100 rows): it orders two
+          leaves only when their rates differ clearly;
+        - "auto": the one of the two whose mean aggregation has the higher
+          out-of-bag AUC (VUS for graded targets), "rank" on a tie or without
+          out-of-bag rows.
+
+        The rank order is the better one when the signal is weak, since the
+        splits near the root decide it with much data; the rate, when the
+        signal is strong and spread over several features, since one split
+        cannot capture a level set of many features and the rank order never
+        corrects it (see :ref:`forest`). The choice is in ``leaf_scores_``.
     aggregation : {"median", "mean", "borda"}, default="median"
         How the trees' rankings are combined:
 
         - "median": Kendall median over the common subpartition (above);
-        - "mean": mean of the normalized leaf scores ``(K_b - i)/K_b``, as the
-          original R package and usual bagging;
+        - "mean": mean of the trees' leaf scores (``leaf_scores``), as the
+          original R package (with rank scores) and usual bagging;
         - "borda": mean of the leaf mid-ranks under the training distribution
           (a mass-weighted Borda count).
     tie_breaking : {"mean"} or None, default="mean"
         With ``aggregation="median"``, how the cells tied in a bucket of the
-        median are ordered: ``"mean"`` by the mean of the normalized leaf
-        scores (the order between buckets stays the median's), None keeps the
+        median are ordered: ``"mean"`` by the mean of the trees' leaf scores
+        (the order between buckets stays the median's), None keeps the
         ties. A median of bucket orders can tie thousands of cells in a
         handful of buckets, and a tie counts one half of every pair it holds
         in the AUC; breaking the ties keeps the forest's resolution (see
@@ -286,10 +319,18 @@ default=None
         The fitted trees.
     estimators_samples_ : ndarray of shape (n_estimators, n_samples)
         Multiplicity of each training row in each tree's sample.
+    leaf_scores_ : {"rank", "rate"}
+        How the trees score their leaves (``leaf_scores``, "auto" resolved).
+    leaf_values_ : list of ndarray
+        ``leaf_values_[b][r]``: the score of the leaf of rank r of tree b.
+    oob_leaf_scores_ : dict
+        With ``leaf_scores="auto"``: the out-of-bag AUC (VUS for graded
+        targets) of each candidate, the criterion of the choice; NaN where
+        undefined.
     oob_score_ : float
         Out-of-bag AUC (with bootstrap or subsampling): each training row is
-        scored by the mean normalized leaf score over the trees that did not
-        see it (whatever ``aggregation``); NaN if that is undefined.
+        scored by the mean leaf score (``leaf_values_``) over the trees that
+        did not see it (whatever ``aggregation``); NaN if that is undefined.
     oob_decision_function_ : ndarray of shape (n_samples,)
         Those out-of-bag scores (NaN for rows seen by every tree).
     consensus_objective_ : float or None
@@ -353,6 +394,7 @@ default=None
         ],
         "leafrank": [HasMethods(["fit", "goes_left"]), None],
         "ccp_alpha": [Interval(Real, 0.0, None, closed="left")],
+        "leaf_scores": [StrOptions({"auto", "rank", "rate"})],
         "aggregation": [StrOptions({"median", "mean", "borda"})],
         "tie_breaking": [StrOptions({"mean"}), None],
         "multipartite": [StrOptions({"stacked", "thresholds"})],
@@ -378,6 +420,7 @@ default=None
         min_samples_split="auto",
         leafrank=None,
         ccp_alpha=0.0,
+        leaf_scores="auto",
         aggregation="median",
         tie_breaking="mean",
         aggregation_method="auto",
@@ -399,6 +442,7 @@ default=None
         self.min_samples_split = min_samples_split
         self.leafrank = leafrank
         self.ccp_alpha = ccp_alpha
+        self.leaf_scores = leaf_scores
         self.aggregation = aggregation
         self.tie_breaking = tie_breaking
         self.aggregation_method = aggregation_method
@@ -472,8 +516,10 @@ default=None
         y : array-like of shape (n_samples,)
             Binary labels (the larger value, or True, is positive; strings are
             refused as ambiguous), or more than two integer grades (higher
-            first): each tree then learns one threshold "grade >= g", the
-            thresholds cycled over the trees (see :ref:`multipartite`).
+            first): what each tree then learns is set by ``multipartite``
+            (by default every threshold "grade >= g" at once; with
+            ``"thresholds"``, one threshold per tree, cycled over the trees;
+            see :ref:`multipartite`).
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights, multiplied by the bootstrap multiplicities.
 
@@ -494,7 +540,15 @@ default=None
         )
         for tree in self.estimators_:
             tree.classes_ = self.classes_
-        self._set_oob(leaf_ranks, y01, sample_weight)
+
+        def oob_auc(scores, scored):
+            if not (np.any(y01[scored] == 1) and np.any(y01[scored] == 0)):
+                return np.nan
+            return roc_auc_score(
+                y01[scored], scores[scored], sample_weight=sample_weight[scored]
+            )
+
+        self._select_leaf_scores(leaf_ranks, sample_weight, oob_auc)
         self._timed_aggregation(leaf_ranks, sample_weight, aggregation_seed, X)
         raw = self._raw_scores(leaf_ranks)
         self._calibration = self._fit_calibration(raw, y01, sample_weight)
@@ -633,20 +687,92 @@ default=None
             levels, calibrated_probability(at_levels, knots, proba)
         )
 
-    def _set_oob(self, leaf_ranks, y01, sample_weight):
-        out_of_bag = self.estimators_samples_.T == 0  # (n_samples, n_trees)
-        normalized = (self._n_leaves - leaf_ranks) / self._n_leaves
-        n_oob = out_of_bag.sum(axis=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            oob = np.where(out_of_bag, normalized, 0.0).sum(axis=1) / n_oob
-        self.oob_decision_function_ = np.where(n_oob > 0, oob, np.nan)
-        scored = (n_oob > 0) & (sample_weight > 0)
-        if scored.any() and np.any(y01[scored] == 1) and np.any(y01[scored] == 0):
-            self.oob_score_ = roc_auc_score(
-                y01[scored], oob[scored], sample_weight=sample_weight[scored]
+    def _select_leaf_scores(self, leaf_ranks, weight, oob_criterion, row_weight=1.0):
+        """Choose how the trees score their leaves; set the out-of-bag scores.
+
+        ``weight`` is the weight of the training rows, ``oob_criterion(scores,
+        scored)`` the out-of-bag measure of scores on the rows ``scored`` (AUC,
+        or VUS for grades). Each candidate is scored out of bag by the mean of
+        its leaf values over the trees that did not see the row. A training
+        row weighs ``row_weight`` times its weight in the trees (the number of
+        grades minus one for stacked grades): the unit of the rates' smoothing.
+        """
+        positive = weight[weight > 0]
+        self._rate_smoothing = RATE_SMOOTHING * row_weight * float(positive.mean())
+        if self.leaf_scores == "rate" and self._monotonic:
+            raise ValueError(
+                "leaf_scores='rate' cannot keep the forest monotone: leaves "
+                "ordered by their rates need not follow monotonic_cst. Use "
+                "leaf_scores='rank' (or 'auto', which uses it with constraints)."
             )
+        if self.leaf_scores == "auto":
+            candidates = ["rank"] if self._monotonic else ["rank", "rate"]
         else:
-            self.oob_score_ = np.nan
+            candidates = [self.leaf_scores]
+        out_of_bag = self.estimators_samples_.T == 0  # (n_samples, n_trees)
+        n_oob = out_of_bag.sum(axis=1)
+        scored = (n_oob > 0) & (weight > 0)
+        results = {}
+        for kind in candidates:
+            values = self._leaf_value_arrays(kind)
+            total = np.zeros(leaf_ranks.shape[0])
+            for b, tree_values in enumerate(values):
+                total += np.where(
+                    out_of_bag[:, b], tree_values[leaf_ranks[:, b]], 0.0
+                )
+            with np.errstate(invalid="ignore", divide="ignore"):
+                oob = np.where(n_oob > 0, total / n_oob, np.nan)
+            criterion = oob_criterion(oob, scored) if scored.any() else np.nan
+            results[kind] = (criterion, oob, values)
+        chosen = candidates[0]
+        for kind in candidates[1:]:  # strictly better only: ties keep "rank"
+            if results[kind][0] > results[chosen][0]:
+                chosen = kind
+        self.oob_leaf_scores_ = {kind: float(results[kind][0]) for kind in candidates}
+        self.oob_score_, self.oob_decision_function_, values = results[chosen]
+        self.oob_score_ = float(self.oob_score_)
+        self._set_leaf_values(chosen, values)
+
+    def _leaf_value_arrays(self, kind):
+        """The leaf values of every tree for a way of scoring leaves."""
+        if kind == "rank":
+            return [rank_leaf_values(k) for k in self._n_leaves]
+        return [
+            rate_leaf_values(tree.tree_, self._rate_smoothing)
+            for tree in self.estimators_
+        ]
+
+    def _set_leaf_values(self, kind, values):
+        """Install the leaf values and each tree's order of its leaves."""
+        self.leaf_scores_ = kind
+        self.leaf_values_ = values
+        if kind == "rank":  # a tree's leaf rank is its position
+            self._leaf_position_table = None
+        else:
+            # rates closer than their resolution are tied in the tree's order
+            positions = [
+                leaf_positions(np.floor(v / RATE_RESOLUTION)) for v in values
+            ]
+            self._leaf_position_table = (
+                np.concatenate(positions),
+                np.concatenate([[0], np.cumsum(self._n_leaves[:-1])]).astype(
+                    np.int64
+                ),
+            )
+
+    def _tree_positions(self, b):
+        """Position of each leaf of tree b (by rank) in the tree's order."""
+        if self._leaf_position_table is None:
+            return np.arange(self._n_leaves[b])
+        table, offsets = self._leaf_position_table
+        return table[offsets[b] : offsets[b] + self._n_leaves[b]]
+
+    def _positions(self, leaf_ranks):
+        """Each tree's position of each row's leaf in its order of its leaves."""
+        if self._leaf_position_table is None:
+            return leaf_ranks
+        table, offsets = self._leaf_position_table
+        return table[leaf_ranks + offsets[None, :]].astype(np.int32)
 
     def _aggregate(self, leaf_ranks, sample_weight, seed):
         self.consensus_objective_ = None
@@ -657,12 +783,14 @@ default=None
             self._midranks = []
             keep = sample_weight > 0
             for b in range(leaf_ranks.shape[1]):
+                # the mid-ranks of the tree's positions, read at its leaves
+                positions = self._tree_positions(b)
                 masses = np.bincount(
-                    leaf_ranks[keep, b],
+                    positions[leaf_ranks[keep, b]],
                     weights=sample_weight[keep],
-                    minlength=self._n_leaves[b],
+                    minlength=int(positions.max()) + 1,
                 )
-                self._midranks.append(leaf_midranks(masses))
+                self._midranks.append(leaf_midranks(masses)[positions])
         elif self.aggregation == "median":
             self._fit_median(leaf_ranks, sample_weight, seed)
 
@@ -678,8 +806,10 @@ default=None
         keep = sample_weight > 0
         cells = common_subpartition(leaf_ranks[keep], sample_weight=sample_weight[keep])
         masses = cells.cell_weights
+        # a cell is a tuple of leaves; each tree ranks it at its leaf's position
+        rankings = self._cell_rankings(cells.cell_ranks, cells.rankings)
         median = kemeny_median(
-            cells.rankings,
+            rankings,
             item_weights=masses,
             method=self.aggregation_method,
             random_state=seed,
@@ -689,18 +819,16 @@ default=None
         self.consensus_objective_ = float(median.objective)
         borda = median.start_objectives.get("borda")
         if borda is None:  # a method that does not start from Borda
-            order = kemeny_median(cells.rankings, item_weights=masses, method="borda")
-            borda = kemeny_objective(
-                order.consensus, cells.rankings, item_weights=masses
-            )
+            order = kemeny_median(rankings, item_weights=masses, method="borda")
+            borda = kemeny_objective(order.consensus, rankings, item_weights=masses)
         self.borda_objective_ = float(borda)
-        self.n_cells_ = int(cells.rankings.shape[1])
+        self.n_cells_ = int(rankings.shape[1])
         self.cells_ = np.ascontiguousarray(cells.cell_ranks, dtype=np.int32)
         self.consensus_ = np.asarray(median.consensus, dtype=np.int64)
         self.cell_weights_ = np.asarray(masses, dtype=np.float64)
         self._cell_index = CellIndex(self.cells_)
         self._inserter = ConsensusInserter(
-            self.consensus_, cells.rankings, item_weights=masses
+            self.consensus_, rankings, item_weights=masses
         )
         first = np.unique(cells.cell_index, return_index=True)[1]
         self._cell_rows = np.flatnonzero(keep)[first]  # a training row per cell
@@ -709,8 +837,18 @@ default=None
             key = self._median_scores(self.cells_)  # the final order of the cells
             refined = np.unique(-key, return_inverse=True)[1].ravel()
             self.refined_objective_ = float(
-                kemeny_objective(refined, cells.rankings, item_weights=masses)
+                kemeny_objective(refined, rankings, item_weights=masses)
             )
+
+    def _cell_rankings(self, cell_ranks, rankings=None):
+        """Each tree's bucket order of the cells (shape (n_trees, n_cells)).
+
+        ``cell_ranks`` holds each cell's leaf rank in each tree; ``rankings``,
+        if given, is its transpose, reused when the trees rank leaves by rank.
+        """
+        if self._leaf_position_table is None and rankings is not None:
+            return rankings
+        return np.ascontiguousarray(self._positions(cell_ranks).T, dtype=np.int64)
 
     def _find_cell_corners(self, X, rows):
         """A point of each cell, as corner codes (:mod:`treerank.engine._cell_corners`).
@@ -775,7 +913,7 @@ default=None
 
     def _raw_scores(self, leaf_ranks):
         if self.aggregation == "mean":
-            return mean_leaf_scores(leaf_ranks, self._n_leaves)
+            return mean_leaf_values(leaf_ranks, self.leaf_values_)
         if self.aggregation == "borda":
             return mean_borda_scores(leaf_ranks, self._midranks)
         return self._median_scores(leaf_ranks)
@@ -788,7 +926,7 @@ default=None
         between q - 1 and q, at q - 1/2); with monotonic constraints every row
         is placed by the insertion, which is monotone in its leaves. The score
         is ``-2 * position``, plus, with ``tie_breaking="mean"``, the mean
-        normalized leaf score mapped into (-0.45, 0.45]: the order between
+        leaf value (in [0, 1]) mapped into [-0.45, 0.45]: the order between
         buckets is the median's, and within a bucket the mean's.
         """
         rows = np.ascontiguousarray(leaf_ranks, dtype=np.int32)
@@ -802,8 +940,8 @@ default=None
             if not seen.all():
                 position[~seen] = self._insert(rows[~seen])
         scores = -2.0 * position
-        if self.tie_breaking == "mean":
-            scores += 0.9 * (mean_leaf_scores(rows, self._n_leaves) - 0.5)
+        if self.tie_breaking == "mean":  # leaf values lie in [0, 1]
+            scores += 0.9 * (mean_leaf_values(rows, self.leaf_values_) - 0.5)
         return scores
 
     def _insert(self, rows):
@@ -814,6 +952,7 @@ default=None
         """
         # with monotonic constraints, the bisection keeps the placement monotone
         search = "bisect" if getattr(self, "_monotonic", False) else "gallop"
+        rows = np.ascontiguousarray(self._positions(rows), dtype=np.int32)
         n_chunks = min(effective_n_jobs(self.n_jobs), max(1, rows.shape[0] // 2000))
         if n_chunks <= 1:
             return self._inserter.positions(rows, search=search)

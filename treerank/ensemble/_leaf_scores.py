@@ -2,8 +2,21 @@
 
 The trees of a forest are summarized by each sample's leaf rank in each tree:
 an integer matrix of shape (n_samples, n_trees), 0 for the tree's best leaf.
+Each tree scores its leaves in one of two ways (``leaf_scores`` of
+:class:`~treerank.RankingForest`):
+
+- by **rank**, ``(K - r) / K`` for the leaf of rank r among K: the tree's own
+  left-to-right order, the ranking TreeRank builds (the order between two leaves
+  is decided by the split at their lowest common ancestor);
+- by **rate**, the leaf's share of positive weight, smoothed along its branch:
+  each node's rate is shrunk towards its parent's by ``m`` pseudo-rows
+  (the m-estimate of Ferri, Flach and Hernández-Orallo, 2003). The tree is then a
+  probability estimation tree whose leaves are ordered by their own data, not by
+  the recursion.
+
 Averaging per-tree scores is the classical bagging aggregation (and the one of
-the original R package); the Kendall median lives in :mod:`treerank.aggregation`.
+the original R package); the Kendall median lives in :mod:`treerank.aggregation`
+and uses only each tree's order of its leaves (:func:`leaf_positions`).
 """
 
 # Authors: The treerank developers
@@ -11,7 +24,15 @@ the original R package); the Kendall median lives in :mod:`treerank.aggregation`
 
 import numpy as np
 
-__all__ = ["leaf_midranks", "mean_borda_scores", "mean_leaf_scores"]
+__all__ = [
+    "leaf_midranks",
+    "leaf_positions",
+    "mean_borda_scores",
+    "mean_leaf_scores",
+    "mean_leaf_values",
+    "rank_leaf_values",
+    "rate_leaf_values",
+]
 
 
 def mean_leaf_scores(leaf_ranks, n_leaves):
@@ -110,4 +131,131 @@ def mean_borda_scores(leaf_ranks, midranks):
     """
     return _mean_over_trees(
         midranks[b][leaf_ranks[:, b]] for b in range(leaf_ranks.shape[1])
+    )
+
+
+def rank_leaf_values(n_leaves):
+    """The rank score ``(K - r) / K`` of each leaf r = 0..K-1 of a K-leaf tree.
+
+    Parameters
+    ----------
+    n_leaves : int
+        Number of leaves K.
+
+    Returns
+    -------
+    values : ndarray of shape (n_leaves,)
+        Decreasing from 1 (the best leaf) to 1/K.
+
+    Examples
+    --------
+    >>> from treerank.ensemble import rank_leaf_values
+    >>> rank_leaf_values(4)
+    array([1.  , 0.75, 0.5 , 0.25])
+    """
+    n_leaves = int(n_leaves)
+    return (n_leaves - np.arange(n_leaves)) / n_leaves
+
+
+def rate_leaf_values(structure, smoothing):
+    """Positive rate of each leaf of a ranking tree, smoothed along its branch.
+
+    The root's rate is its share of positive weight; the rate of every other
+    node is its share shrunk towards its parent's smoothed rate by
+    ``smoothing`` pseudo-weight:
+    ``rate(t) = (n_pos(t) + m rate(parent)) / (n_pos(t) + n_neg(t) + m)``.
+    A leaf with much weight keeps its own rate; a small leaf takes mostly its
+    parent's, so that the noise of small leaves does not reorder them.
+
+    Parameters
+    ----------
+    structure : RankingTreeStructure
+        The tree (``tree_`` of a fitted :class:`~treerank.TreeRank`): its nodes'
+        weighted class counts, parents and leaves.
+    smoothing : float
+        The pseudo-weight m (in the units of the tree's weights), >= 0.
+
+    Returns
+    -------
+    values : ndarray of shape (n_leaves,)
+        The smoothed rate of each leaf, in the tree's rank order (best first),
+        in [0, 1].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank.ensemble import rate_leaf_values
+    >>> from treerank.tree._structure import RankingTreeStructure
+    >>> tree = RankingTreeStructure(
+    ...     [1, -1, -1], [2, -1, -1], [6.0, 5.0, 1.0], [6.0, 1.0, 5.0], [None] * 3,
+    ...     [None] * 3)
+    >>> rate_leaf_values(tree, 0.0)
+    array([0.83333333, 0.16666667])
+    >>> rate_leaf_values(tree, 6.0)
+    array([0.66666667, 0.33333333])
+    """
+    n_pos = structure.n_pos
+    total = n_pos + structure.n_neg
+    rate = np.empty(total.shape[0])
+    rate[0] = n_pos[0] / total[0]
+    depth, parent = structure.depth, structure.parent
+    order = np.argsort(depth, kind="stable")[1:]  # parents before children
+    levels = np.split(order, np.flatnonzero(np.diff(depth[order])) + 1)
+    for nodes in levels:
+        rate[nodes] = (n_pos[nodes] + smoothing * rate[parent[nodes]]) / (
+            total[nodes] + smoothing
+        )
+    return rate[structure.leaves]
+
+
+def leaf_positions(values):
+    """Each leaf's position when a tree orders its leaves by their values.
+
+    Parameters
+    ----------
+    values : array-like of shape (n_leaves,)
+        The leaves' scores (higher is better).
+
+    Returns
+    -------
+    positions : ndarray of int32 of shape (n_leaves,)
+        0 for the highest value, leaves of equal value at the same position,
+        positions dense (0, 1, 2, ...): the tree's bucket order of its leaves.
+
+    Examples
+    --------
+    >>> from treerank.ensemble import leaf_positions
+    >>> leaf_positions([0.2, 0.9, 0.2, 0.5])
+    array([2, 0, 2, 1], dtype=int32)
+    """
+    values = np.asarray(values, dtype=np.float64)
+    return np.unique(-values, return_inverse=True)[1].reshape(-1).astype(np.int32)
+
+
+def mean_leaf_values(leaf_ranks, leaf_values):
+    """Mean over the trees of each sample's leaf value.
+
+    Parameters
+    ----------
+    leaf_ranks : ndarray of int of shape (n_samples, n_trees)
+        Rank of each sample's leaf in each tree (0 = best).
+    leaf_values : list of ndarray
+        ``leaf_values[b][r]`` is the value of the leaf of rank r of tree b.
+
+    Returns
+    -------
+    scores : ndarray of shape (n_samples,)
+        Each sample's score depends on its own leaves alone (the trees are
+        added in order).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank.ensemble import mean_leaf_values
+    >>> values = [np.array([0.9, 0.1]), np.array([0.6, 0.5, 0.2])]
+    >>> mean_leaf_values(np.array([[0, 2], [1, 0]]), values)
+    array([0.55, 0.35])
+    """
+    return _mean_over_trees(
+        leaf_values[b][leaf_ranks[:, b]] for b in range(leaf_ranks.shape[1])
     )

@@ -397,29 +397,32 @@ def _aggregate_graded(forest, X, leaf_ranks, levels, codes, grades, weight, seed
         tree.classes_ = np.array([0, 1])
     if levels is not None:
         forest.tree_thresholds_ = grades[levels]
-    _set_graded_oob(forest, leaf_ranks, codes, grades, weight)
+    _select_graded_leaf_scores(
+        forest, leaf_ranks, codes, grades, weight, stacked=levels is None
+    )
     forest._timed_aggregation(leaf_ranks, weight, seed, X)
     raw = forest._raw_scores(leaf_ranks)
     forest._calibration = GradedCalibration(raw, codes, weight, grades.shape[0])
     return forest
 
 
-def _set_graded_oob(forest, leaf_ranks, codes, grades, weight):
-    """Out-of-bag scores (mean normalized leaf score) and their VUS."""
-    out_of_bag = forest.estimators_samples_.T == 0
-    normalized = (forest._n_leaves - leaf_ranks) / forest._n_leaves
-    n_oob = out_of_bag.sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        oob = np.where(out_of_bag, normalized, 0.0).sum(axis=1) / n_oob
-    forest.oob_decision_function_ = np.where(n_oob > 0, oob, np.nan)
-    scored = (n_oob > 0) & (weight > 0)
-    present = np.unique(codes[scored])
-    if present.shape[0] == grades.shape[0]:
-        forest.oob_score_ = volume_under_surface(
-            codes[scored], oob[scored], sample_weight=weight[scored]
+def _select_graded_leaf_scores(forest, leaf_ranks, codes, grades, weight, stacked):
+    """The forest's leaf scores chosen, and its out-of-bag scores, by their VUS."""
+
+    def oob_vus(scores, scored):
+        if np.unique(codes[scored]).shape[0] != grades.shape[0]:
+            return np.nan
+        return volume_under_surface(
+            codes[scored], scores[scored], sample_weight=weight[scored]
         )
-    else:
-        forest.oob_score_ = np.nan
+
+    # a stacked row of the trees weighs 1 / (K - 1) of its training row
+    forest._select_leaf_scores(
+        leaf_ranks,
+        weight,
+        oob_vus,
+        row_weight=grades.shape[0] - 1.0 if stacked else 1.0,
+    )
 
 
 def fit_graded_forest(forest, X, y, sample_weight):
@@ -603,6 +606,7 @@ def fit_graded_treerank(tree, X, y, sample_weight):
         min_samples_split=tree.min_samples_split,
         leafrank=leafrank,
         ccp_alpha=tree.ccp_alpha,
+        leaf_scores="rank",  # the trees' own rankings: a median of TreeRanks
         aggregation="median",
         multipartite="thresholds",
         monotonic_cst=tree.monotonic_cst,

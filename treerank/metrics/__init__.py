@@ -2,70 +2,44 @@
 grades (volume under the ROC surface) and for lists.
 
 Functions named ``*_score`` return a value to maximize; ``*_distance`` a value
-to minimize.
+to minimize. The functions are imported on first access (PEP 562): the
+estimators need the ROC functions only, not the list metrics.
 """
 
 # Authors: The treerank developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-# --- bipartite ranking: ROC analysis and Kendall distance between scorers ---
-from treerank.metrics._kendall import kendall_tau_distance
-from treerank.metrics._roc import (
-    partial_auc_score,
-    roc_auc_score,
-    roc_curve,
-    roc_curve_from_counts,
-    tpr_at_fpr,
-)
-from treerank.metrics._roc_distance import roc_l1_distance, roc_sup_distance
+from treerank._lazy import lazy_module_attributes
 
-# --- multipartite (ordinal) ranking: K >= 2 ordered grades ---
-from treerank.metrics._vus import (
-    cumulative_auc_scores,
-    volume_under_surface,
-    volume_under_surface_from_counts,
-)
+_LOCATIONS = {
+    # --- bipartite ranking: ROC analysis and Kendall distance between scorers ---
+    "kendall_tau_distance": "treerank.metrics._kendall",
+    "partial_auc_score": "treerank.metrics._roc",
+    "roc_auc_score": "treerank.metrics._roc",
+    "roc_curve": "treerank.metrics._roc",
+    "roc_curve_from_counts": "treerank.metrics._roc",
+    "tpr_at_fpr": "treerank.metrics._roc",
+    "roc_l1_distance": "treerank.metrics._roc_distance",
+    "roc_sup_distance": "treerank.metrics._roc_distance",
+    # --- multipartite (ordinal) ranking: K >= 2 ordered grades ---
+    "cumulative_auc_scores": "treerank.metrics._vus",
+    "volume_under_surface": "treerank.metrics._vus",
+    "volume_under_surface_from_counts": "treerank.metrics._vus",
+    # --- list (query-grouped) ranking metrics ---
+    "PositionalMetric": "treerank.metrics._positional",
+    "average_precision_score": "treerank.metrics._list_average_precision",
+    "dcg_score": "treerank.metrics._list_positional",
+    "err_score": "treerank.metrics._list_cascade",
+    "expected_rank_utility": "treerank.metrics._list_positional",
+    "list_auc": "treerank.metrics._list_positional",
+    "ndcg_score": "treerank.metrics._list_positional",
+    "pairwise_disagreement": "treerank.metrics._list_pairwise",
+    "precision_at_k": "treerank.metrics._list_positional",
+    "recall_at_k": "treerank.metrics._list_positional",
+    "reciprocal_rank": "treerank.metrics._list_cascade",
+    "spearman_rho": "treerank.metrics._list_positional",
+}
 
-__all__ = [
-    "cumulative_auc_scores",
-    "kendall_tau_distance",
-    "partial_auc_score",
-    "roc_auc_score",
-    "roc_curve",
-    "roc_curve_from_counts",
-    "roc_l1_distance",
-    "roc_sup_distance",
-    "tpr_at_fpr",
-    "volume_under_surface",
-    "volume_under_surface_from_counts",
-]
+__all__ = sorted(_LOCATIONS)
 
-# --- list (query-grouped) ranking metrics: see below ---
-from treerank.metrics._list_average_precision import average_precision_score
-from treerank.metrics._list_cascade import err_score, reciprocal_rank
-from treerank.metrics._list_pairwise import pairwise_disagreement
-from treerank.metrics._list_positional import (
-    dcg_score,
-    expected_rank_utility,
-    list_auc,
-    ndcg_score,
-    precision_at_k,
-    recall_at_k,
-    spearman_rho,
-)
-from treerank.metrics._positional import PositionalMetric
-
-__all__ += [
-    "PositionalMetric",
-    "average_precision_score",
-    "dcg_score",
-    "err_score",
-    "expected_rank_utility",
-    "list_auc",
-    "ndcg_score",
-    "pairwise_disagreement",
-    "precision_at_k",
-    "recall_at_k",
-    "reciprocal_rank",
-    "spearman_rho",
-]
+__getattr__, __dir__ = lazy_module_attributes(__name__, _LOCATIONS)

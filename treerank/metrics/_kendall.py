@@ -1,4 +1,4 @@
-"""Probabilistic Kendall tau distance between two scorers, in O(n log n).
+"""Probabilistic Kendall tau distance between two scorers, in O(n log^2 n).
 
 For two scorers s1, s2 and X, X' drawn from a (weighted) sample, the kernel is
 

@@ -366,7 +366,9 @@ def _decode_leafrank(
 
 # parameters added after the current file format, with the value that gives
 # the behaviour of the files written before them
-_LATER_PARAMS = {"RankingForest": {"multipartite": "thresholds"}}
+_LATER_PARAMS = {
+    "RankingForest": {"multipartite": "thresholds", "leaf_scores": "rank"}
+}
 
 
 def _decode_estimator(cls, description, runtime):
@@ -762,6 +764,9 @@ _FOREST_KEYS = [
     "calibration_threshold",
     "training_data",
 ]
+# written since the forest chooses how its trees score their leaves; a file
+# without them ranks leaves by rank (the only way there was)
+_FOREST_LEAF_SCORE_KEYS = ["leaf_scores", "rate_smoothing", "oob_leaf_scores"]
 
 
 def _compact_calibration(calibration):
@@ -806,6 +811,12 @@ def _encode_forest(
     description["borda_objective"] = model.borda_objective_
     description["calibration_threshold"] = float(model._calibration.threshold_)
     description["training_data"] = bool(include_training_data)
+    description["leaf_scores"] = model.leaf_scores_
+    description["rate_smoothing"] = float(model._rate_smoothing)
+    description["oob_leaf_scores"] = {
+        kind: None if math.isnan(value) else float(value)
+        for kind, value in model.oob_leaf_scores_.items()
+    }
     if model.classes_.shape[0] > 2:  # multipartite hook (model_io/_multipartite.py)
         _multipartite.encode_graded_forest(model, arrays)
     else:
@@ -835,7 +846,12 @@ def _encode_forest(
 def _decode_forest(description, arrays, runtime):
     from treerank.aggregation import CellIndex, ConsensusInserter
 
-    _object(description, "model.json", [*_COMMON_KEYS, *_FOREST_KEYS])
+    _object(
+        description,
+        "model.json",
+        [*_COMMON_KEYS, *_FOREST_KEYS],
+        optional=_FOREST_LEAF_SCORE_KEYS,
+    )
     model = _decode_estimator(RankingForest, description, runtime)
     _decode_common(model, description)
     template = model._tree_template()
@@ -861,6 +877,7 @@ def _decode_forest(description, arrays, runtime):
     model._monotonic = check_monotonic_cst(model, model.n_features_in_) is not None
     n_leaves = np.array([tree.tree_.n_leaves for tree in trees])
     model._n_leaves = n_leaves
+    _decode_leaf_scores(model, description)
     oob = _optional_number(description["oob_score"], "oob_score", low=0, high=1)
     model.oob_score_ = np.nan if oob is None else oob
     model.aggregation_time_ = _number(
@@ -891,7 +908,9 @@ def _decode_forest(description, arrays, runtime):
             expected |= {"cells", "consensus", "cell_weights"}
         _decode_median(model, arrays, n_leaves)
         model._inserter = ConsensusInserter(
-            model.consensus_, model.cells_.T, item_weights=model.cell_weights_
+            model.consensus_,
+            model._cell_rankings(model.cells_),
+            item_weights=model.cell_weights_,
         )
         model._cell_index = CellIndex(model.cells_)
     elif model.aggregation == "borda":
@@ -906,8 +925,11 @@ def _decode_forest(description, arrays, runtime):
         )
         cuts = np.cumsum(n_leaves)[:-1]
         model._midranks = np.split(midranks, cuts)
-        if any(np.any(np.diff(m) > _ROUNDING) for m in model._midranks):
-            raise ValueError("midranks must not increase from a tree's best leaf")
+        for b, tree_midranks in enumerate(model._midranks):
+            # along the tree's order of its leaves (its leaf scores)
+            order = np.argsort(model._tree_positions(b), kind="stable")
+            if np.any(np.diff(tree_midranks[order]) > _ROUNDING):
+                raise ValueError("midranks must not increase from a tree's best leaf")
     if model.classes_.shape[0] > 2:  # multipartite hook (model_io/_multipartite.py)
         if model.multipartite == "thresholds":
             expected.add("tree_thresholds")
@@ -922,6 +944,33 @@ def _decode_forest(description, arrays, runtime):
         model.oob_decision_function_ = None
     _check_no_other_arrays(arrays, expected, description["structures"])
     return model
+
+
+def _decode_leaf_scores(model, description):
+    """How the trees score their leaves: the values are recomputed from the trees."""
+    kind = description.get("leaf_scores", "rank")
+    if kind not in ("rank", "rate"):
+        raise ValueError(f"leaf_scores must be 'rank' or 'rate'; got {kind!r}")
+    if model.leaf_scores != "auto" and kind != model.leaf_scores:
+        raise ValueError(
+            f"leaf_scores is {kind!r} but the parameter leaf_scores is "
+            f"{model.leaf_scores!r}"
+        )
+    model._rate_smoothing = _number(
+        description.get("rate_smoothing", 0.0), "rate_smoothing", low=0
+    )
+    oob = description.get("oob_leaf_scores", {kind: None})
+    if model.leaf_scores != "auto":
+        candidates = (kind,)
+    else:  # monotone forests only rank their leaves by rank
+        candidates = ("rank",) if model._monotonic else ("rank", "rate")
+    if not isinstance(oob, dict) or set(oob) != set(candidates):
+        raise ValueError(f"oob_leaf_scores must have the entries {list(candidates)}")
+    model.oob_leaf_scores_ = {
+        key: np.nan if value is None else _number(value, "oob_leaf_scores", low=0)
+        for key, value in oob.items()
+    }
+    model._set_leaf_values(kind, model._leaf_value_arrays(kind))
 
 
 def _lexicographically_increasing(rows, chunk=8192):

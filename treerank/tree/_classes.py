@@ -829,10 +829,12 @@ default=None
         -------
         leaf_rank : ndarray of int of shape (n_samples,)
         """
-        X = self._validate_X_predict(X)
-        if self.classes_.shape[0] > 2:  # multipartite hook: one column per tree
+        X_checked = self._validate_X_predict(X)
+        # multipartite hook: one column per tree; the consensus is given X as
+        # it came (it encodes the categories and checks the names itself)
+        if self.classes_.shape[0] > 2:
             return self.consensus_.apply(X)
-        return self.tree_.apply_rank(X)
+        return self.tree_.apply_rank(X_checked)
 
     def decision_function(self, X):
         """Ranking score: an affine function of the rank of each sample's leaf.
@@ -853,7 +855,8 @@ default=None
         """
         check_is_fitted(self)
         if self.classes_.shape[0] > 2:  # multipartite hook
-            return self.consensus_.decision_function(self._validate_X_predict(X))
+            self._validate_X_predict(X)
+            return self.consensus_.decision_function(X)
         ranks = self.apply(X)
         return self.n_positive_leaves_ - ranks - 0.5
 
@@ -880,7 +883,8 @@ default=None
         """
         check_is_fitted(self)
         if self.classes_.shape[0] > 2:  # multipartite hook: (n_samples, K) grades
-            return self.consensus_.predict_proba(self._validate_X_predict(X))
+            self._validate_X_predict(X)
+            return self.consensus_.predict_proba(X)
         eta = self.leaf_proba_[self.apply(X)]
         return np.column_stack([1.0 - eta, eta])
 

@@ -1,9 +1,9 @@
 """A dependency-free progress report for long fits (written to stderr).
 
-On a terminal it is a bar redrawn in place with carriage returns; anywhere
-else (a log file, a pipe, a notebook's captured stream) carriage returns would
-pile up, so it writes one plain line at every tenth of the work instead, as
-tqdm does when its output is not a terminal.
+On a terminal it is a bar redrawn in place with carriage returns (at most ten
+times a second). Anywhere else (a log file, a pipe, a notebook's captured
+stream) a redrawn bar would pile up lines, so it writes a single line when the
+work is done: a log gets one line per fit.
 """
 
 # Authors: The treerank developers
@@ -12,10 +12,29 @@ tqdm does when its output is not a terminal.
 import sys
 import time
 
-__all__ = ["ProgressBar"]
+__all__ = ["ProgressBar", "is_terminal"]
+
+_REDRAW_SECONDS = 0.1
 
 
-def _is_terminal(stream):
+def is_terminal(stream):
+    """Whether ``stream`` is an open terminal (``isatty``).
+
+    Parameters
+    ----------
+    stream : file-like
+
+    Returns
+    -------
+    terminal : bool
+
+    Examples
+    --------
+    >>> import io
+    >>> from treerank.utils._progress import is_terminal
+    >>> is_terminal(io.StringIO())
+    False
+    """
     isatty = getattr(stream, "isatty", None)
     try:
         return bool(isatty()) if callable(isatty) else False
@@ -39,8 +58,8 @@ class ProgressBar:
     width : int, default=30
         Characters in the bar.
     interactive : bool or None, default=None
-        Redraw one line in place (True) or write a line per 10% of the steps
-        (False). None: redraw only when ``stream`` is a terminal.
+        Redraw one line in place (True), or write one line when the work is
+        done (False). None: redraw only when ``stream`` is a terminal.
 
     Examples
     --------
@@ -49,11 +68,9 @@ class ProgressBar:
     >>> bar = ProgressBar(20, "fitting", stream=log)
     >>> for _ in range(20):
     ...     bar.update()
-    >>> lines = log.getvalue().splitlines()
-    >>> len(lines), lines[-1][:40]
-    (11, 'fitting [##############################]')
-    >>> "\\r" in log.getvalue()
-    False
+    >>> bar.close()
+    >>> log.getvalue()  # doctest: +ELLIPSIS
+    'fitting [##############################] 20/20 (... s)\\n'
     """
 
     def __init__(
@@ -65,40 +82,49 @@ class ProgressBar:
         self.stream = sys.stderr if stream is None else stream
         self.width = width
         self.interactive = (
-            _is_terminal(self.stream) if interactive is None else bool(interactive)
+            is_terminal(self.stream) if interactive is None else bool(interactive)
         )
         self.done = 0
-        self._last_decile = -1
+        self._finished = False
         self.start = time.perf_counter()
+        self._drawn_at = None
         self._draw()
+
+    def _elapsed(self):
+        return time.perf_counter() - self.start
 
     def _line(self):
         filled = int(self.width * self.done / self.total)
-        elapsed = time.perf_counter() - self.start
         bar = "#" * filled + "." * (self.width - filled)
+        elapsed = self._elapsed()
         return f"{self.label} [{bar}] {self.done}/{self.total} ({elapsed:.1f} s)"
 
-    def _draw(self):
-        if not self.enabled:
+    def _draw(self, final=False):
+        if not self.enabled or self._finished:
             return
         if self.interactive:
-            end = "\n" if self.done >= self.total else ""
-            self.stream.write(f"\r{self._line()}{end}")
-        else:
-            decile = 10 * self.done // self.total
-            if decile == self._last_decile:
+            now = time.perf_counter()
+            if (
+                not final
+                and self._drawn_at is not None
+                and now - self._drawn_at < _REDRAW_SECONDS
+            ):
                 return
-            self._last_decile = decile
+            self._drawn_at = now
+            self.stream.write(f"\r{self._line()}" + ("\n" if final else ""))
+        elif final:
             self.stream.write(self._line() + "\n")
+        else:
+            return
+        self._finished = final
         self.stream.flush()
 
     def update(self, steps=1):
-        """Advance the bar by ``steps``."""
+        """Advance the bar by ``steps``; the last step completes it."""
         self.done = min(self.done + steps, self.total)
-        self._draw()
+        self._draw(final=self.done >= self.total)
 
     def close(self):
-        """Complete the bar (prints the final newline)."""
-        if self.done < self.total:
-            self.done = self.total
-            self._draw()
+        """Complete the work and write the final line (once)."""
+        self.done = self.total
+        self._draw(final=True)

@@ -1,0 +1,155 @@
+"""Start-up: the command line's help and light imports load no heavy library.
+
+Each check runs in a fresh interpreter (``sys.modules`` of this process has
+everything imported already) and asserts which modules were imported, not how
+long it took.
+"""
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+HEAVY = ("sklearn", "scipy", "numba", "pandas", "matplotlib", "networkx", "joblib")
+
+COMMANDS = ["fit", "score", "export", "stability", "compare", "demo"]
+
+
+def _imported_after(code):
+    """Run ``code`` in a fresh interpreter; the heavy modules it imported."""
+    script = textwrap.dedent(code) + textwrap.dedent(
+        f"""
+        import sys
+        print(sorted(m for m in {HEAVY!r} if m in sys.modules))
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    return eval(result.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("command", [None, *COMMANDS])
+def test_help_imports_no_heavy_library(command):
+    argv = ["--help"] if command is None else [command, "--help"]
+    loaded = _imported_after(
+        f"""
+        import contextlib, io
+        from treerank.cli import main
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            try:
+                main({argv!r})
+            except SystemExit as exit:
+                assert exit.code == 0, exit.code
+        assert "usage: treerank" in out.getvalue()
+        """
+    )
+    assert loaded == []
+
+
+def test_version_is_light():
+    loaded = _imported_after(
+        """
+        import contextlib, io
+        from treerank.cli import main
+        with contextlib.redirect_stdout(io.StringIO()):
+            try:
+                main(["--version"])
+            except SystemExit as exit:
+                assert exit.code == 0
+        """
+    )
+    assert loaded == []
+
+
+def test_python_m_treerank_help_runs():
+    result = subprocess.run(
+        [sys.executable, "-m", "treerank", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    for command in COMMANDS:
+        assert command in result.stdout
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import treerank",
+        "import treerank.utils._io, treerank.utils._progress",
+        "import treerank.cli._text, treerank.cli",
+        "import treerank.utils, treerank.metrics",
+        "import treerank; dir(treerank); treerank.__all__",
+    ],
+)
+def test_light_imports(code):
+    assert _imported_after(code) == []
+
+
+def test_lazy_names_resolve_like_eager_imports():
+    import treerank
+    import treerank.metrics
+    import treerank.utils
+    from treerank.metrics._roc import roc_auc_score
+    from treerank.utils._categorical import CategoryEncoder
+
+    assert treerank.metrics.roc_auc_score is roc_auc_score
+    assert treerank.utils.CategoryEncoder is CategoryEncoder
+    for package in (treerank, treerank.metrics, treerank.utils):
+        assert set(package.__all__) <= set(dir(package))
+        for name in package.__all__:
+            assert getattr(package, name) is not None
+    from treerank.utils import validation
+
+    assert treerank.utils.validation is validation
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        treerank.metrics.nope  # noqa: B018
+    with pytest.raises(ImportError):
+        exec("from treerank.utils import nope", {})
+
+
+def test_the_estimators_import_in_a_fresh_process_without_cycles():
+    loaded = _imported_after(
+        """
+        from treerank import RankingForest, TreeRank
+        from treerank.utils import CategoryEncoder
+        from treerank.metrics import ndcg_score
+        assert RankingForest.__module__ == "treerank.ensemble._forest"
+        """
+    )
+    assert "sklearn" in loaded and "matplotlib" not in loaded
+
+
+def test_scoring_a_saved_model_imports_only_what_it_needs(tmp_path):
+    import numpy as np
+
+    from treerank import TreeRank
+    from treerank.model_io import save_model
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2))
+    y = (X[:, 0] + rng.normal(size=200) > 0).astype(int)
+    model = TreeRank(max_depth=2, random_state=0).fit(X, y)
+    save_model(model, tmp_path / "m.trk", metadata={"features": ["a", "b"]})
+    np.savetxt(tmp_path / "x.csv", X, delimiter=",", header="a,b", comments="")
+    script = f"""
+        import sys
+        from treerank.cli import main
+        assert main(["score", {str(tmp_path / "m.trk")!r}, {str(tmp_path / "x.csv")!r},
+                     "--out", {str(tmp_path / "s.csv")!r}]) == 0
+        unneeded = ["matplotlib", "networkx", "treerank.bridge", "treerank.surrogates",
+                    "treerank.datasets", "treerank.metrics._list_positional",
+                    "treerank.export", "treerank.stability"]
+        print([m for m in unneeded if m in sys.modules])
+    """
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert result.stdout.strip().splitlines()[-1] == "[]"
+    assert (tmp_path / "s.csv").read_text().count("\n") == 201
