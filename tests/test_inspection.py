@@ -146,21 +146,49 @@ def _graded(X, y, seed=0):
     return y + (np.nan_to_num(X[:, 2]) > rng.normal(size=X.shape[0])).astype(int)
 
 
+LEAF_SCORES = ["rank", "rate"]  # how a forest's trees score their leaves
+
+
+def _forest(aggregation, leaf_scores, n_estimators=6, **params):
+    return RankingForest(
+        n_estimators=n_estimators,
+        aggregation=aggregation,
+        leaf_scores=leaf_scores,
+        random_state=0,
+        **params,
+    )
+
+
 ADDITIVE = {
     "tree": lambda: TreeRank(random_state=0),
     "tree-pruned": lambda: TreeRank(ccp_alpha=0.002, random_state=0),
-    "forest-mean": lambda: RankingForest(
-        n_estimators=6, aggregation="mean", random_state=0
-    ),
-    "forest-borda": lambda: RankingForest(
-        n_estimators=5, aggregation="borda", random_state=0
-    ),
+    "forest-mean": lambda: _forest("mean", "rank"),
+    "forest-mean-rate": lambda: _forest("mean", "rate"),
+    "forest-borda": lambda: _forest("borda", "rank", n_estimators=5),
+    "forest-borda-rate": lambda: _forest("borda", "rate", n_estimators=5),
 }
 
 
 # ----------------------------------------------------------------------
 # exactness
 # ----------------------------------------------------------------------
+def test_tree_leaf_values_are_the_forest_leaf_values(problem):
+    """A rate-scored forest's values are its rates, not (K - r) / K."""
+    X, y = problem
+    for name in ("forest-mean", "forest-mean-rate"):
+        model = ADDITIVE[name]().fit(X, y)
+        values, constant = tree_leaf_values(model)
+        n_trees = len(model.estimators_)
+        for b, tree_values in enumerate(values):
+            np.testing.assert_array_equal(
+                tree_values, model.leaf_values_[b] / n_trees
+            )
+        K = model.estimators_[0].tree_.n_leaves
+        ranks = (K - np.arange(K)) / K
+        assert np.array_equal(model.leaf_values_[0], ranks) == (name == "forest-mean")
+        assert constant == -model._calibration.threshold_
+
+
 @pytest.mark.parametrize("name", list(ADDITIVE))
 def test_tree_algorithm_is_the_brute_force(problem, name):
     X, y = problem
@@ -175,18 +203,19 @@ def test_tree_algorithm_is_the_brute_force(problem, name):
     )
 
 
-def test_tree_algorithm_on_graded_forests(problem):
+@pytest.mark.parametrize("leaf_scores", LEAF_SCORES)
+def test_tree_algorithm_on_graded_forests(problem, leaf_scores):
     X, y = problem
     grades = _graded(X, y)
-    model = RankingForest(n_estimators=5, aggregation="mean", random_state=0)
-    model.fit(X, grades)
+    model = _forest("mean", leaf_scores, n_estimators=5).fit(X, grades)
+    assert model.leaf_scores_ == leaf_scores
     rows, background = X[:5], X[200:206]
     explanation = shapley_values(model, rows, background=background)
     expected = brute_force_interventional(model, rows, background)
     np.testing.assert_allclose(explanation.values, expected, rtol=0, atol=TOL)
 
 
-@pytest.mark.parametrize("name", ["tree", "forest-mean"])
+@pytest.mark.parametrize("name", ["tree", "forest-mean", "forest-mean-rate"])
 def test_tree_algorithm_on_categorical_frames(name):
     rng = np.random.RandomState(1)
     n = 500
@@ -211,12 +240,13 @@ def test_tree_algorithm_on_categorical_frames(name):
     assert explanation.feature_names == ["debt", "purpose", "age", "income"]
 
 
-def test_tree_algorithm_on_sparse_input():
+@pytest.mark.parametrize("leaf_scores", LEAF_SCORES)
+def test_tree_algorithm_on_sparse_input(leaf_scores):
     rng = np.random.RandomState(2)
     X = rng.normal(size=(400, 5))
     X[rng.rand(400, 5) > 0.4] = 0.0
     y = (X[:, 0] - X[:, 1] + 0.3 * rng.normal(size=400) > 0).astype(int)
-    model = RankingForest(n_estimators=4, aggregation="mean", random_state=0)
+    model = _forest("mean", leaf_scores, n_estimators=4)
     model.fit(sparse.csr_matrix(X), y)
     rows, background = sparse.csr_matrix(X[:5]), sparse.csc_matrix(X[100:106])
     explanation = shapley_values(model, rows, background=background)
@@ -228,13 +258,16 @@ def test_tree_algorithm_on_sparse_input():
 
 STUMPS = {
     "tree": lambda: TreeRank(leafrank=LeafRank(max_depth=1), random_state=0),
-    "forest-mean": lambda: RankingForest(
-        n_estimators=4,
-        aggregation="mean",
-        leafrank=LeafRank(max_depth=1, min_samples_leaf=5),
-        max_features=None,
-        random_state=0,
-    ),
+    **{
+        f"forest-mean-{kind}": lambda kind=kind: _forest(
+            "mean",
+            kind,
+            n_estimators=4,
+            leafrank=LeafRank(max_depth=1, min_samples_leaf=5),
+            max_features=None,
+        )
+        for kind in LEAF_SCORES
+    },
 }
 
 
@@ -396,7 +429,7 @@ def test_a_feature_never_split_on_gets_zero(problem, name, algorithm, options):
 def test_a_feature_never_split_on_gets_zero_path_dependent(problem):
     X, y = problem
     X = np.column_stack([X[:, :3], np.zeros(X.shape[0])])
-    model = STUMPS["forest-mean"]().fit(X, y)
+    model = STUMPS["forest-mean-rank"]().fit(X, y)
     explanation = shapley_values(
         model, X[:10], feature_perturbation="tree_path_dependent"
     )

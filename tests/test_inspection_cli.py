@@ -10,7 +10,7 @@ from sklearn.preprocessing import StandardScaler
 
 from treerank import TreeRank
 from treerank.cli import main
-from treerank.inspection import reason_codes
+from treerank.inspection import reason_codes, shapley_values
 from treerank.model_io import load_model, save_model
 
 FEATURES = ["debt_ratio", "age", "income"]
@@ -109,7 +109,7 @@ def test_explain_writes_reason_codes(files, capsys, kind):
     ]
     assert ("std_error_1" in header) == (kind == "forest")
     model = load_model(models[kind])
-    X = frame.iloc[:40][FEATURES].replace("", np.nan).to_numpy(dtype=float)
+    X = frame.iloc[:40][FEATURES].replace("", np.nan).astype(float)
     np.testing.assert_array_equal(
         [float(line["score"]) for line in lines], model.decision_function(X)
     )
@@ -162,8 +162,8 @@ def test_explain_matches_the_library(files, capsys):
     as_float = frame[FEATURES].replace("", np.nan).astype(float)
     expected = reason_codes(
         model,
-        as_float.iloc[:40].to_numpy(),
-        background=as_float.iloc[100:130].to_numpy(),
+        as_float.iloc[:40],
+        background=as_float.iloc[100:130],
         top=2,
     )
     lines = _read(out)
@@ -241,3 +241,113 @@ def test_explain_refuses_what_it_cannot_explain(files, capsys, tmp_path):
     status, _, err = _run(["explain", models["tree"], data, "--out", out], capsys)
     assert status == 1
     assert out.read_text() == "keep"
+
+
+SITES = ["Lyon", "Oslo", "Rome", "Porto"]
+
+
+def _patients(n, *, random_state, label=True, unseen=None):
+    """A ';' file with decimal commas: id, age, site (text), bmi, grade, label.
+
+    Some site and bmi cells are empty; ``unseen``: a site name for every 5th
+    row (a category the training data does not have).
+    """
+    rng = np.random.default_rng(random_state)
+    lines = ["patient_id;age;site;bmi;grade" + (";label" if label else "")]
+    for i in range(n):
+        site = str(rng.choice(SITES)) if unseen is None or i % 5 else unseen
+        age = int(rng.integers(20, 90))
+        bmi = float(rng.normal(26, 4))
+        grade = int(rng.integers(1, 4))
+        logit = 0.06 * (age - 55) + 1.5 * (site == "Lyon") + 0.2 * (bmi - 26)
+        logit += 0.8 * (grade == 2)
+        y = int(rng.random() < 1 / (1 + np.exp(-logit)))
+        bmi_text = "" if i % 17 == 3 else f"{bmi:.1f}".replace(".", ",")
+        site_text = "" if i % 23 == 5 else site
+        line = f"P{i:04d};{age};{site_text};{bmi_text};{grade}"
+        lines.append(line + (f";{y}" if label else ""))
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("kind", ["mean", "median"])
+def test_explain_reads_the_file_as_score_does(tmp_path, capsys, kind):
+    """Text columns, decimal commas, --categorical codes, unseen categories.
+
+    The scores are `treerank score`'s bit for bit, and the contributions those
+    of the library on the file read by pandas (the background file whole).
+    """
+    train, new = tmp_path / "train.csv", tmp_path / "new.csv"
+    train.write_text(_patients(300, random_state=0))
+    new.write_text(_patients(30, random_state=1, label=False, unseen="Paris"))
+    model_path = tmp_path / "m.trk"
+    status, _, err = _run(
+        [
+            "fit",
+            train,
+            "--target",
+            "label",
+            "--id",
+            "patient_id",
+            "--categorical",
+            "grade",
+            "--model",
+            "forest",
+            "--n-estimators",
+            "4",
+            "--aggregation",
+            kind,
+            "--out",
+            model_path,
+        ],
+        capsys,
+    )
+    assert status == 0, err
+    scores_csv, reasons_csv = tmp_path / "scores.csv", tmp_path / "reasons.csv"
+    assert _run(["score", model_path, new, "--out", scores_csv], capsys)[0] == 0
+    options = ["--background", train, "--n-background", "1000", "--top", "4"]
+    options += ["--n-permutations", "4", "--random-state", "3"]
+    status, _, err = _run(
+        ["explain", model_path, new, *options, "--out", reasons_csv], capsys
+    )
+    assert status == 0, err
+    lines, scores = _read(reasons_csv), _read(scores_csv)
+    assert [line["patient_id"] for line in lines] == [f"P{i:04d}" for i in range(30)]
+    assert [line["score"] for line in lines] == [line["score"] for line in scores]
+
+    model = load_model(model_path)
+    X_new = pd.read_csv(new, sep=";", decimal=",").drop(columns="patient_id")
+    background = pd.read_csv(train, sep=";", decimal=",")
+    background = background.drop(columns=["patient_id", "label"])
+    expected = shapley_values(
+        model,
+        X_new,
+        background=background,
+        max_background=None,
+        n_permutations=4,
+        random_state=3,
+    )
+    features = list(X_new.columns)
+    n_reasons = 0
+    for i, line in enumerate(lines):
+        for k in range(1, 5):
+            if not line[f"reason_{k}"]:
+                continue
+            j = features.index(line[f"reason_{k}"])
+            assert float(line[f"contribution_{k}"]) == pytest.approx(
+                expected.values[i, j], abs=1e-12
+            )
+            value = line[f"value_{k}"]
+            if features[j] == "site":  # a label, or missing (empty, or unseen)
+                site = X_new["site"].iloc[i]
+                assert value == (site if site in SITES else "missing")
+            elif features[j] == "grade":
+                assert value == str(X_new["grade"].iloc[i])
+            n_reasons += 1
+    assert n_reasons > 30
+    # the decimal mark is an option, as for score: a wrong one is a data error
+    status, _, err = _run(
+        ["explain", model_path, new, *options, "--decimal", ".", "--out", "-"],
+        capsys,
+    )
+    assert status == 1
+    assert "line 2, column 'bmi'" in err, err

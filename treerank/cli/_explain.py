@@ -9,6 +9,15 @@ at random from the data file itself (a first pass over the file, in bounded
 memory). The file is then explained in chunks of ``--chunk-size`` rows, as
 ``treerank score`` scores it: memory does not grow with the file, and a row's
 reasons do not depend on the chunk it is in.
+
+Both files are read as ``treerank score`` reads its input: the model's
+feature columns, numbers with the decimal mark of ``--decimal`` (else the
+training file's), categorical columns as the categories the model was fitted
+with (an unseen category is treated as missing, as the model treats it), a
+feature that is also an ``--id`` column parsed from its text.
+
+Importing this module imports no numerical library (``treerank explain
+--help`` stays fast); they are imported when the command runs.
 """
 
 # Authors: The treerank developers
@@ -17,10 +26,7 @@ reasons do not depend on the chunk it is in.
 import os
 import sys
 
-import numpy as np
-
-from treerank.cli._csv import CsvError, CsvSource
-from treerank.cli._text import escape
+from treerank.cli._text import escape, shorten
 
 __all__ = ["add_explain_arguments", "run_explain"]
 
@@ -94,11 +100,13 @@ def add_explain_arguments(parser):
 
 
 def _load(path):
+    """The model, its metadata and how `treerank fit` read its columns."""
+    from treerank.cli import UsageError
+    from treerank.cli._commands import _saved_columns
+    from treerank.cli._csv import CsvError
     from treerank.model_io import load_model
 
     if path == "-":
-        from treerank.cli import UsageError
-
         raise UsageError("the model cannot be read from standard input.")
     shown = escape(path)
     if not os.path.exists(path):
@@ -121,46 +129,121 @@ def _load(path):
             "`treerank fit`); explain it from Python "
             "(treerank.inspection.reason_codes)."
         )
-    return model, metadata, features
+    features, categorical, decimal = _saved_columns(path, metadata)
+    return model, metadata, _Columns(features, categorical, decimal, model)
 
 
-def _check_features(source, features):
-    missing = [name for name in features if name not in source.header]
-    if missing:
-        raise CsvError(
-            f"{source.name} lacks the model's feature columns "
-            f"{escape(str(missing))}; its columns are {source.describe_columns()}."
+class _Columns:
+    """How the model's feature columns are read, as `treerank score` reads them.
+
+    Numeric columns as numbers (decimal point or comma: ``--decimal``, else
+    the mark of the training file), categorical ones as the categories of the
+    kind they were fitted with; a model fitted on named columns is given a
+    DataFrame, an older one an array.
+    """
+
+    def __init__(self, features, categorical, decimal, model):
+        self.features = features
+        self.categorical = categorical
+        self.decimal = decimal
+        self.named = hasattr(model, "feature_names_in_")
+
+    def source(self, path, args):
+        from treerank.cli._csv import CsvSource
+
+        return CsvSource(
+            path,
+            delimiter=args.delimiter,
+            decimal=args.decimal,
+            default_decimal=self.decimal,
+            max_line_bytes=args.max_line_size,
         )
 
+    def check(self, source):
+        from treerank.cli._csv import CsvError
 
-def _matrix(columns, features):
-    return np.column_stack([columns[name] for name in features])
+        missing = [name for name in self.features if name not in source.header]
+        if missing:
+            shown = ", ".join(shorten(name) for name in missing[:10])
+            raise CsvError(
+                f"{source.name} lacks the model's feature columns [{shown}"
+                f"{', ...' if len(missing) > 10 else ''}]; its columns are "
+                f"{source.describe_columns()}."
+            )
+
+    def chunks(self, source, ids, chunk_size):
+        """Yield ``(first_line, columns, X)``: the text of the ids, the features.
+
+        A feature that is also an id column is read once, as text, and parsed
+        from it (as `treerank score` does).
+        """
+        import numpy as np
+
+        from treerank.cli._commands import _feature_columns
+        from treerank.cli._data import category_values, feature_frame
+
+        categorical = self.categorical
+        numeric = [n for n in self.features if n not in categorical and n not in ids]
+        for first_line, columns in source.chunks(
+            numeric,
+            text_columns=ids,
+            categorical_columns=[n for n in categorical if n not in ids],
+            n_rows=chunk_size,
+        ):
+            values = _feature_columns(
+                source, columns, self.features, categorical, ids, first_line
+            )
+            for name, kind in categorical.items():
+                values[name] = category_values(source, values[name], kind)
+            X = feature_frame(values, self.features, categorical)
+            if not self.named:
+                X = X.to_numpy(dtype=object if categorical else np.float64)
+            yield first_line, columns, X
 
 
-def _sample_rows(path, features, n_rows, delimiter, chunk_size, rng):
+def _rows(X, index):
+    return X.iloc[index] if hasattr(X, "iloc") else X[index]
+
+
+def _stack(parts):
+    import numpy as np
+
+    if hasattr(parts[0], "iloc"):
+        import pandas as pd
+
+        return pd.concat(parts, ignore_index=True)
+    return np.concatenate(parts)
+
+
+def _sample_rows(path, columns, n_rows, args, rng):
     """A uniform sample of ``n_rows`` rows of a file, in one pass (reservoir).
 
     Row t (0-based) replaces a random kept row with probability
     ``n_rows / (t + 1)``: every row of the file is kept with the same
-    probability, in memory of ``n_rows`` rows.
+    probability, in memory of ``n_rows`` rows. The rows are read as the
+    explained rows are (the same columns, decimal mark and categories).
     """
+    import numpy as np
+
+    from treerank.cli._csv import CsvError
+
     kept = []
     seen = 0
-    with CsvSource(path, delimiter=delimiter) as source:
-        _check_features(source, features)
-        for _, columns in source.chunks(features, n_rows=chunk_size):
-            X = _matrix(columns, features)
-            fill = min(X.shape[0], max(0, n_rows - seen))
-            kept.extend(X[:fill])
-            positions = seen + np.arange(fill, X.shape[0])
+    with columns.source(path, args) as source:
+        columns.check(source)
+        for _, _, X in columns.chunks(source, [], args.chunk_size):
+            size = X.shape[0]
+            fill = min(size, max(0, n_rows - seen))
+            kept.extend(_rows(X, [row]) for row in range(fill))
+            positions = seen + np.arange(fill, size)
             slots = rng.randint(0, positions + 1) if positions.shape[0] else positions
-            for row, slot in zip(range(fill, X.shape[0]), slots):
+            for row, slot in zip(range(fill, size), slots):
                 if slot < n_rows:
-                    kept[slot] = X[row]
-            seen += X.shape[0]
+                    kept[slot] = _rows(X, [row])
+            seen += size
         if not kept:
             raise CsvError(f"{source.name} has a header but no data rows (background).")
-    return np.array(kept)
+    return _stack(kept)
 
 
 def _id_columns(args, source, metadata, outputs):
@@ -170,13 +253,13 @@ def _id_columns(args, source, metadata, outputs):
             source.column_index(name, "an --id column")
     else:
         saved = (metadata or {}).get("id_columns") or []
-        ids = [name for name in saved if name in source.header]
+        ids = [n for n in saved if isinstance(n, str) and n in source.header]
     clash = [name for name in ids if name in outputs]
     if clash:
         from treerank.cli import UsageError
 
         raise UsageError(
-            f"the --id column {escape(repr(clash[0]))} has the name of an output "
+            f"the --id column {shorten(clash[0])} has the name of an output "
             "column; rename it in the file."
         )
     return ids
@@ -226,7 +309,13 @@ def run_explain(args):
     from sklearn.utils import check_random_state
 
     from treerank.cli import UsageError
-    from treerank.cli._commands import check_output, text_output
+    from treerank.cli._commands import (
+        _first_missing_cell,
+        _missing_hint,
+        check_output,
+        text_output,
+    )
+    from treerank.cli._csv import CsvError
     from treerank.inspection import shapley_values
     from treerank.inspection._reason_codes import reason_table
     from treerank.inspection._tree_sum import engine_trees, is_additive
@@ -241,16 +330,15 @@ def run_explain(args):
         raise UsageError(
             "--n-permutations must be at least 2 (standard errors need two samples)."
         )
-    model, metadata, features = _load(args.model)
+    model, metadata, columns = _load(args.model)
     # a score that is not a sum over engine trees is explained by permutations
     estimated = not (engine_trees(model) and is_additive(model))
     outputs = _output_columns(args.top, estimated)
     background = _sample_rows(
         args.data if args.background is None else args.background,
-        features,
+        columns,
         args.n_background,
-        args.delimiter,
-        args.chunk_size,
+        args,
         check_random_state(args.random_state),
     )
     options = {
@@ -260,19 +348,20 @@ def run_explain(args):
         "random_state": args.random_state,
     }
     n_rows = 0
-    with CsvSource(args.data, delimiter=args.delimiter) as source:
-        _check_features(source, features)
+    with columns.source(args.data, args) as source:
+        columns.check(source)
         ids = _id_columns(args, source, metadata, outputs)
         with text_output(args.out, args.force) as handle:
             handle.write(",".join(_field(name) for name in [*ids, *outputs]) + "\n")
-            for _, columns in source.chunks(
-                features, text_columns=ids, n_rows=args.chunk_size
-            ):
-                X = _matrix(columns, features)
-                explanation = shapley_values(model, X, **options)
-                explanation.feature_names = list(features)  # the file's names
+            for first_line, text, X in columns.chunks(source, ids, args.chunk_size):
+                try:
+                    explanation = shapley_values(model, X, **options)
+                except ValueError as exc:
+                    where = _first_missing_cell(X, columns.features, first_line)
+                    raise _missing_hint(exc, source.name, where) from None
+                explanation.feature_names = list(columns.features)  # the file's
                 table = reason_table(model, explanation, args.top, args.direction)
-                handle.write(_lines(ids, columns, explanation, table, args.top))
+                handle.write(_lines(ids, text, explanation, table, args.top))
                 n_rows += X.shape[0]
             if n_rows == 0:
                 raise CsvError(f"{source.name} has a header but no data rows.")

@@ -15,13 +15,22 @@ algorithms, one module each:
 - ``_enumeration``: the definition over all coalitions (few features);
 - ``_tree_sum``: a model as decision graphs with leaf values;
 - ``_conditions``: the rule each row met on each feature.
+
+The public names are imported on first access (PEP 562), so that
+``import treerank.inspection`` loads no numerical library by itself.
 """
 
 # Authors: The treerank developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from treerank.inspection._explanation import Explanation
-from treerank.inspection._reason_codes import reason_codes
-from treerank.inspection._shapley import shapley_values
+from treerank._lazy import lazy_module_attributes
 
-__all__ = ["Explanation", "reason_codes", "shapley_values"]
+_LOCATIONS = {
+    "Explanation": "treerank.inspection._explanation",
+    "reason_codes": "treerank.inspection._reason_codes",
+    "shapley_values": "treerank.inspection._shapley",
+}
+
+__all__ = sorted(_LOCATIONS)
+
+__getattr__, __dir__ = lazy_module_attributes(__name__, _LOCATIONS)

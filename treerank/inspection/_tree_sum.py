@@ -9,10 +9,11 @@ carry values, and a constant, such that
 
 It is exact for a :class:`~treerank.TreeRank` on two classes (one tree, leaf
 rank r scoring ``n_positive_leaves_ - r - 1/2``) and for a
-:class:`~treerank.RankingForest` aggregated by ``"mean"`` or ``"borda"`` (the
-mean of per-tree leaf scores: each tree's values divided by the number of
-trees); the Kendall median (``aggregation="median"``, the forest's default,
-and a TreeRank on ``K > 2`` grades) is not a sum over trees.
+:class:`~treerank.RankingForest` aggregated by ``"mean"`` (the mean of the
+trees' leaf scores ``leaf_values_``, by rank or by smoothed positive rate: each
+tree's values divided by the number of trees) or ``"borda"`` (the mean of the
+trees' leaf mid-ranks); the Kendall median (``aggregation="median"``, the
+forest's default, and a TreeRank on ``K > 2`` grades) is not a sum over trees.
 
 The per-tree leaf values are read from the model in one function,
 :func:`tree_leaf_values`, and the algorithms take any values; the tests
@@ -155,11 +156,8 @@ def tree_leaf_values(estimator):
     n_trees = len(model.estimators_)
     constant = -float(model._calibration.threshold_)
     if model.aggregation == "mean":
-        n_leaves = np.asarray(model._n_leaves, dtype=np.float64)
-        values = [
-            (n_leaves[b] - np.arange(n_leaves[b])) / n_leaves[b] / n_trees
-            for b in range(n_trees)
-        ]
+        # the forest's own leaf scores: ranks (K - r) / K or smoothed rates
+        values = [np.asarray(v, np.float64) / n_trees for v in model.leaf_values_]
         return values, constant
     if model.aggregation == "borda":
         return [np.asarray(m, np.float64) / n_trees for m in model._midranks], constant
