@@ -180,9 +180,7 @@ def test_tree_leaf_values_are_the_forest_leaf_values(problem):
         values, constant = tree_leaf_values(model)
         n_trees = len(model.estimators_)
         for b, tree_values in enumerate(values):
-            np.testing.assert_array_equal(
-                tree_values, model.leaf_values_[b] / n_trees
-            )
+            np.testing.assert_array_equal(tree_values, model.leaf_values_[b] / n_trees)
         K = model.estimators_[0].tree_.n_leaves
         ranks = (K - np.arange(K)) / K
         assert np.array_equal(model.leaf_values_[0], ranks) == (name == "forest-mean")
@@ -315,6 +313,163 @@ def test_exact_algorithm_is_the_brute_force_for_the_median(problem):
 
 
 # ----------------------------------------------------------------------
+# background rows drawn per tree
+# ----------------------------------------------------------------------
+def brute_force_per_tree(model_sum, x, Z, rows):
+    """Shapley values of the game v(S) = c + sum_b mean_{z in Z[rows[b]]} f_b(x_S, z).
+
+    ``model_sum`` is a TreeSum; each tree b is averaged over its own rows.
+    """
+    d = x.shape[0]
+    n_trees = model_sum.n_trees
+    v = {}
+    for S in _coalitions(d):
+        H = np.array(Z, dtype=float)
+        H[:, list(S)] = x[list(S)]
+        leaf_values = model_sum.leaf_values(H)  # (n_background, n_trees)
+        v[S] = model_sum.constant + sum(
+            leaf_values[rows[b], b].mean() for b in range(n_trees)
+        )
+    return _shapley(v, d), v[()]
+
+
+def _single_tree_pair_values(model_sum, b, x, z):
+    """Brute-force values of tree b alone against one background row."""
+    d = x.shape[0]
+    v = {}
+    for S in _coalitions(d):
+        h = np.array(z, dtype=float)
+        h[list(S)] = x[list(S)]
+        v[S] = model_sum.leaf_values(h[None, :])[0, b]
+    return _shapley(v, d)
+
+
+@pytest.mark.parametrize(
+    ("name", "proxy"),
+    [
+        ("forest-mean", False),
+        ("forest-mean-rate", False),
+        ("forest-borda-rate", False),
+        ("forest-median-rate", True),
+    ],
+)
+def test_per_tree_background_is_the_brute_force(problem, name, proxy):
+    """Each tree against its own drawn rows: exact values of that game."""
+    from treerank.inspection._shapley import _interventional_tree, draw_tree_rows
+
+    X, y = problem
+    if name == "forest-median-rate":
+        model = _forest("median", "rate", n_estimators=5).fit(X, y)
+    else:
+        model = ADDITIVE[name]().fit(X, y)
+    model_sum = tree_sum(model, proxy=proxy)
+    rows_x, Z = X[:4], X[100:112]
+    values, spread, base = _interventional_tree(
+        model_sum, rows_x, Z, 3, np.random.RandomState(7), None
+    )
+    rows = draw_tree_rows(np.random.RandomState(7), Z.shape[0], 3, model_sum.n_trees)
+    assert rows.shape == (model_sum.n_trees, 3)
+    assert len({tuple(r) for r in rows}) > 1  # the trees have rows of their own
+    for i, x in enumerate(rows_x):
+        expected, expected_base = brute_force_per_tree(model_sum, x, Z, rows)
+        np.testing.assert_allclose(values[i], expected, rtol=0, atol=TOL)
+        assert base == pytest.approx(expected_base, abs=TOL)
+    np.testing.assert_allclose(
+        base + values.sum(axis=1), model_sum.scores(rows_x), rtol=0, atol=TOL
+    )
+    # the standard errors: the spread of each tree's values over its rows
+    x = rows_x[0]
+    variance = np.zeros(X.shape[1])
+    for b in range(model_sum.n_trees):
+        single = np.array(
+            [_single_tree_pair_values(model_sum, b, x, Z[j]) for j in rows[b]]
+        )
+        variance += single.var(axis=0, ddof=1) / rows.shape[1]
+    np.testing.assert_allclose(spread[0], np.sqrt(variance), rtol=1e-7, atol=1e-12)
+
+
+def test_background_per_tree_choices(problem):
+    from treerank.inspection._shapley import WALKS_PER_ROW, rows_per_tree
+
+    X, y = problem
+    assert rows_per_tree("auto", 1000, 100) == 2
+    assert rows_per_tree("auto", 1000, 1) == WALKS_PER_ROW
+    assert rows_per_tree("auto", 1000, 7) == -(-WALKS_PER_ROW // 7)
+    assert rows_per_tree("auto", 30, 1) is None  # fewer rows: all of them
+    assert rows_per_tree("all", 1000, 100) is None
+    assert rows_per_tree(5, 1000, 100) == 5
+    model = ADDITIVE["forest-mean-rate"]().fit(X, y)
+    drawn = shapley_values(
+        model, X[:5], background=X[:300], background_per_tree=4, random_state=0
+    )
+    assert drawn.background_per_tree == 4 and drawn.n_background == 300
+    shared = shapley_values(
+        model, X[:5], background=X[:300], background_per_tree="all", random_state=0
+    )
+    assert shared.background_per_tree == 300
+    # the same expectation: the drawn values are close to the shared ones
+    # (within a few of their standard errors)
+    z = (drawn.values - shared.values) / np.maximum(drawn.background_std_errors, 1e-12)
+    assert np.sqrt(np.mean(z[drawn.background_std_errors > 0] ** 2)) < 2.5
+    # a row's values do not depend on the other rows explained with it
+    alone = shapley_values(
+        model, X[3:4], background=X[:300], background_per_tree=4, random_state=0
+    )
+    np.testing.assert_array_equal(alone.values, drawn.values[3:4])
+    for bad in (1, 0, "some", 2.5, True):
+        with pytest.raises(ValueError, match="background_per_tree must be"):
+            shapley_values(model, X[:2], background=X, background_per_tree=bad)
+
+
+# ----------------------------------------------------------------------
+# the median forest: its mean proxy
+# ----------------------------------------------------------------------
+@pytest.mark.parametrize("leaf_scores", LEAF_SCORES)
+def test_mean_proxy_is_the_mean_forest_of_the_same_trees(problem, leaf_scores):
+    """The median's proxy values are the mean forest's, grown with the same seed."""
+    from scipy.stats import kendalltau
+
+    X, y = problem
+    median = _forest("median", leaf_scores).fit(X, y)
+    mean = _forest("mean", leaf_scores).fit(X, y)
+    for a, b in zip(median.leaf_values_, mean.leaf_values_):
+        np.testing.assert_array_equal(a, b)  # the same trees, the same leaves
+    rows = X[:40]
+    options = {"background": X[100:400], "random_state": 0}
+    proxy = shapley_values(median, rows, **options)
+    exact = shapley_values(mean, rows, **options)
+    assert proxy.algorithm == "mean_proxy" and exact.algorithm == "tree"
+    assert proxy.background_per_tree == exact.background_per_tree == 34
+    np.testing.assert_allclose(proxy.values, exact.values, rtol=0, atol=1e-12)
+    # the proxy's score is the mean leaf value: the mean forest's before its
+    # calibration shift
+    shift = mean._calibration.threshold_
+    np.testing.assert_allclose(
+        proxy.scores, mean.decision_function(rows) + shift, rtol=0, atol=1e-12
+    )
+    assert proxy.base_value == pytest.approx(exact.base_value + shift, abs=1e-12)
+    tau = kendalltau(median.decision_function(rows), proxy.scores).statistic
+    assert proxy.proxy_rank_agreement == pytest.approx(tau)
+    assert proxy.proxy_rank_agreement > 0.8
+    assert proxy[[0, 1]].proxy_rank_agreement == proxy.proxy_rank_agreement
+    assert shapley_values(median, rows[:1], **options).proxy_rank_agreement is None
+
+
+def test_mean_proxy_refusals(problem):
+    X, y = problem
+    mean = ADDITIVE["forest-mean"]().fit(X, y)
+    median = RankingForest(n_estimators=3, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="explained exactly by algorithm='tree'"):
+        shapley_values(mean, X[:2], background=X, algorithm="mean_proxy")
+    with pytest.raises(ValueError, match="algorithm='mean_proxy'"):
+        shapley_values(median, X[:2], background=X, algorithm="tree")
+    linear = TreeRank(leafrank=LinearLeafRank(), max_depth=2, random_state=0)
+    linear.fit(np.nan_to_num(X), y)
+    with pytest.raises(ValueError, match="no decision graph"):
+        shapley_values(linear, X[:2], background=X, algorithm="mean_proxy")
+
+
+# ----------------------------------------------------------------------
 # the median forest: estimates within their stated errors
 # ----------------------------------------------------------------------
 def test_median_estimates_meet_their_standard_errors(problem):
@@ -328,7 +483,12 @@ def test_median_estimates_meet_their_standard_errors(problem):
     rows, background = X[:40], X[100:130]
     exact = shapley_values(model, rows, background=background, algorithm="exact")
     estimate = shapley_values(
-        model, rows, background=background, n_permutations=32, random_state=0
+        model,
+        rows,
+        background=background,
+        algorithm="permutation",
+        n_permutations=32,
+        random_state=0,
     )
     assert estimate.algorithm == "permutation"
     z = (estimate.values - exact.values) / estimate.std_errors
@@ -351,14 +511,26 @@ def test_graded_treerank_is_explained_as_its_median(problem):
     explanation = shapley_values(model, rows, background=background, algorithm="exact")
     expected = brute_force_interventional(model, rows, background)
     np.testing.assert_allclose(explanation.values, expected, rtol=0, atol=TOL)
-    estimate = shapley_values(model, rows, background=background, random_state=0)
+    estimate = shapley_values(
+        model, rows, background=background, algorithm="permutation", random_state=0
+    )
     assert estimate.algorithm == "permutation"
+    proxy = shapley_values(model, rows, background=background)
+    assert proxy.algorithm == "mean_proxy"
+    np.testing.assert_allclose(
+        proxy.base_value + proxy.values.sum(axis=1), proxy.scores, rtol=0, atol=TOL
+    )
 
 
 def test_permutation_estimate_of_a_row_does_not_depend_on_the_batch(problem):
     X, y = problem
     model = RankingForest(n_estimators=4, random_state=0).fit(X, y)
-    options = {"background": X[100:120], "n_permutations": 4, "random_state": 3}
+    options = {
+        "background": X[100:120],
+        "algorithm": "permutation",
+        "n_permutations": 4,
+        "random_state": 3,
+    }
     whole = shapley_values(model, X[:6], **options)
     alone = shapley_values(model, X[4:6], **options)
     np.testing.assert_array_equal(whole.values[4:], alone.values)
@@ -371,6 +543,8 @@ def test_permutation_estimate_of_a_row_does_not_depend_on_the_batch(problem):
 ALL_METHODS = [
     ("tree", "tree", {}),
     ("forest-mean", "tree", {}),
+    ("forest-mean", "tree", {"background_per_tree": 2}),
+    ("forest-median", "mean_proxy", {"background_per_tree": 3}),
     ("forest-median", "permutation", {"n_permutations": 4}),
     ("forest-median", "exact", {}),
     ("tree-linear", "permutation", {"n_permutations": 4}),
@@ -402,14 +576,15 @@ def test_efficiency_on_every_row(problem, name, algorithm, options):
     )
     np.testing.assert_allclose(
         explanation.base_value + explanation.values.sum(axis=1),
-        model.decision_function(rows),
+        explanation.scores,
         rtol=0,
         atol=1e-9,
     )
-    np.testing.assert_array_equal(explanation.scores, model.decision_function(rows))
+    if algorithm != "mean_proxy":
+        np.testing.assert_array_equal(explanation.scores, model.decision_function(rows))
 
 
-@pytest.mark.parametrize(("name", "algorithm", "options"), ALL_METHODS[:4])
+@pytest.mark.parametrize(("name", "algorithm", "options"), ALL_METHODS[:6])
 def test_a_feature_never_split_on_gets_zero(problem, name, algorithm, options):
     X, y = problem
     X = np.column_stack([X[:, :3], np.ones(X.shape[0])])  # constant: never split

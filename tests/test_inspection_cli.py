@@ -72,15 +72,25 @@ def _read(path):
         return list(csv.DictReader(handle))
 
 
-@pytest.mark.parametrize("kind", ["tree", "forest", "mean"])
-def test_explain_writes_reason_codes(files, capsys, kind):
+@pytest.mark.parametrize(
+    ("kind", "algorithm"),
+    [
+        ("tree", "auto"),
+        ("forest", "auto"),
+        ("forest", "permutation"),
+        ("mean", "auto"),
+    ],
+)
+def test_explain_writes_reason_codes(files, capsys, kind, algorithm):
     folder, train, data, models, frame = files
-    out = folder / f"reasons-{kind}.csv"
+    out = folder / f"reasons-{kind}-{algorithm}.csv"
     status, _, err = _run(
         [
             "explain",
             models[kind],
             data,
+            "--algorithm",
+            algorithm,
             "--top",
             "3",
             "--background",
@@ -107,7 +117,9 @@ def test_explain_writes_reason_codes(files, capsys, kind):
         "contribution_1",
         "rule_1",
     ]
-    assert ("std_error_1" in header) == (kind == "forest")
+    assert ("std_error_1" in header) == (algorithm == "permutation")
+    if kind == "forest" and algorithm == "auto":
+        assert "mean of the median's trees" in err
     model = load_model(models[kind])
     X = frame.iloc[:40][FEATURES].replace("", np.nan).astype(float)
     np.testing.assert_array_equal(
@@ -177,7 +189,8 @@ def test_explain_matches_the_library(files, capsys):
     np.testing.assert_allclose([c for _, _, c in got], expected["contribution"])
 
 
-def test_reasons_do_not_depend_on_the_chunks(files, capsys):
+@pytest.mark.parametrize("algorithm", ["mean_proxy", "permutation"])
+def test_reasons_do_not_depend_on_the_chunks(files, capsys, algorithm):
     folder, _train, data, models, _ = files
     outputs = []
     for chunk in ("7", "1000"):
@@ -187,6 +200,8 @@ def test_reasons_do_not_depend_on_the_chunks(files, capsys):
                 "explain",
                 models["forest"],
                 data,
+                "--algorithm",
+                algorithm,
                 "--chunk-size",
                 chunk,
                 "--n-permutations",
@@ -235,6 +250,24 @@ def test_explain_refuses_what_it_cannot_explain(files, capsys, tmp_path):
     status, _, err = _run(["explain", models["tree"], "-"], capsys)
     assert status == 2
     assert "--background" in err
+    # an algorithm the model does not allow: usage error, exit 2
+    status, _, err = _run(
+        ["explain", models["forest"], data, "--algorithm", "tree"], capsys
+    )
+    assert status == 2
+    assert "algorithm='mean_proxy'" in err
+    status, _, err = _run(
+        ["explain", models["tree"], data, "--algorithm", "mean_proxy"], capsys
+    )
+    assert status == 2
+    try:
+        status = main(
+            ["explain", str(models["tree"]), str(data), "--background-per-tree", "1"]
+        )
+    except SystemExit as exit_:
+        status = exit_.code
+    assert status == 2
+    assert "must be an integer >= 2, 'auto' or 'all'" in capsys.readouterr().err
     # an existing output is not replaced
     out = tmp_path / "exists.csv"
     out.write_text("keep")

@@ -50,8 +50,13 @@ def test_top_reasons_order_and_padding():
         top_reasons(values, 1, direction="left")
 
 
-@pytest.mark.parametrize("aggregation", [None, "mean", "median"])
-def test_reason_codes_are_the_most_negative_contributions(credit, aggregation):
+@pytest.mark.parametrize(
+    ("aggregation", "algorithm"),
+    [(None, "auto"), ("mean", "auto"), ("median", "auto"), ("median", "permutation")],
+)
+def test_reason_codes_are_the_most_negative_contributions(
+    credit, aggregation, algorithm
+):
     frame, y = credit
     if aggregation is None:
         model = TreeRank(random_state=0)
@@ -59,7 +64,9 @@ def test_reason_codes_are_the_most_negative_contributions(credit, aggregation):
         model = RankingForest(n_estimators=8, aggregation=aggregation, random_state=0)
     model.fit(frame, y)
     rows, background = frame.iloc[10:30], frame.iloc[300:360]
-    explanation = shapley_values(model, rows, background=background, random_state=0)
+    explanation = shapley_values(
+        model, rows, background=background, algorithm=algorithm, random_state=0
+    )
     reasons = reason_codes(model, rows, explanation=explanation, top=2)
     assert set(reasons["row"]) <= set(rows.index)
     for position, label in enumerate(rows.index):
@@ -72,7 +79,7 @@ def test_reason_codes_are_the_most_negative_contributions(credit, aggregation):
         for _, line in mine.iterrows():
             k = explanation.feature_names.index(line["feature"])
             assert line["value"] == explanation.display_value(position, k)
-    if aggregation == "median":
+    if algorithm == "permutation":
         assert "std_error" in reasons.columns
         assert np.all(reasons["std_error"] > 0)
     else:

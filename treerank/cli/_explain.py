@@ -10,6 +10,12 @@ memory). The file is then explained in chunks of ``--chunk-size`` rows, as
 ``treerank score`` scores it: memory does not grow with the file, and a row's
 reasons do not depend on the chunk it is in.
 
+A tree and a forest aggregated by the mean or Borda are explained exactly; a
+median forest (the default) by default by the exact values of the mean of its
+trees, its proxy, and with ``--algorithm permutation`` by estimates of its own
+values, with standard errors (much slower). The score written is always the
+model's, as ``treerank score`` writes it.
+
 Both files are read as ``treerank score`` reads its input: the model's
 feature columns, numbers with the decimal mark of ``--decimal`` (else the
 training file's), categorical columns as the categories the model was fitted
@@ -35,6 +41,22 @@ def _positive_int(text):
     from treerank.cli import _positive_int as check
 
     return check(text)
+
+
+def _per_tree(text):
+    import argparse
+
+    if text.strip().lower() in ("auto", "all"):
+        return text.strip().lower()
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 2:
+        raise argparse.ArgumentTypeError(
+            f"must be an integer >= 2, 'auto' or 'all'; got {text!r}"
+        )
+    return value
 
 
 def add_explain_arguments(parser):
@@ -83,16 +105,34 @@ def add_explain_arguments(parser):
     parser.add_argument(
         "--n-background",
         type=_positive_int,
-        default=50,
-        help="background rows used (drawn at random when there are more); the "
-        "time grows with them",
+        default=1000,
+        help="background rows kept (drawn at random when there are more)",
+    )
+    parser.add_argument(
+        "--algorithm",
+        choices=["auto", "tree", "mean_proxy", "permutation"],
+        default="auto",
+        help="'tree': exact values of a tree or of a forest aggregated by the mean "
+        "or Borda; 'mean_proxy': for a median forest, the exact values of the mean "
+        "of its trees (fast); 'permutation': estimates of any model's own values, "
+        "with standard errors (slow); 'auto': 'tree', else 'mean_proxy' for a "
+        "median forest, else 'permutation'",
+    )
+    parser.add_argument(
+        "--background-per-tree",
+        type=_per_tree,
+        default="auto",
+        metavar="N",
+        help="background rows each tree is compared with, drawn for each tree "
+        "('all': every row; 'auto': max(2, ceil(200 / trees))); the time grows "
+        "with it",
     )
     parser.add_argument(
         "--n-permutations",
         type=_positive_int,
         default=32,
-        help="random feature orders per row for a model whose score is not a sum "
-        "over trees (a median forest): more is slower and more precise",
+        help="random feature orders per row of --algorithm permutation: more is "
+        "slower and more precise",
     )
     parser.add_argument(
         "--random-state", type=int, default=0, help="seed of the random draws"
@@ -280,13 +320,13 @@ def _output_columns(top, with_errors):
     return columns
 
 
-def _lines(ids, id_columns, explanation, table, top):
+def _lines(ids, id_columns, explanation, scores, table, top):
     """The output lines of one chunk (text, quoted as CSV needs)."""
     with_errors = explanation.std_errors is not None
     lines = []
     for i in range(len(explanation)):
         fields = [_field(str(id_columns[name][i])) for name in ids]
-        fields.append(repr(float(explanation.scores[i])))
+        fields.append(repr(float(scores[i])))
         for rank in range(top):
             feature = int(table["features"][i, rank])
             if feature < 0:
@@ -318,7 +358,8 @@ def run_explain(args):
     from treerank.cli._csv import CsvError
     from treerank.inspection import shapley_values
     from treerank.inspection._reason_codes import reason_table
-    from treerank.inspection._tree_sum import engine_trees, is_additive
+    from treerank.inspection._shapley import chosen_algorithm
+    from treerank.inspection._tree_sum import encoded_decision_function
 
     check_output(args.out, force=args.force, mkdir=args.mkdir)
     if args.data == "-" and args.background is None:
@@ -331,9 +372,11 @@ def run_explain(args):
             "--n-permutations must be at least 2 (standard errors need two samples)."
         )
     model, metadata, columns = _load(args.model)
-    # a score that is not a sum over engine trees is explained by permutations
-    estimated = not (engine_trees(model) and is_additive(model))
-    outputs = _output_columns(args.top, estimated)
+    try:
+        algorithm = chosen_algorithm(model, args.algorithm)
+    except ValueError as exc:  # an --algorithm the model does not allow
+        raise UsageError(str(exc)) from None
+    outputs = _output_columns(args.top, algorithm == "permutation")
     background = _sample_rows(
         args.data if args.background is None else args.background,
         columns,
@@ -344,6 +387,8 @@ def run_explain(args):
     options = {
         "background": background,
         "max_background": None,
+        "algorithm": algorithm,
+        "background_per_tree": args.background_per_tree,
         "n_permutations": args.n_permutations,
         "random_state": args.random_state,
     }
@@ -361,10 +406,19 @@ def run_explain(args):
                     raise _missing_hint(exc, source.name, where) from None
                 explanation.feature_names = list(columns.features)  # the file's
                 table = reason_table(model, explanation, args.top, args.direction)
-                handle.write(_lines(ids, text, explanation, table, args.top))
+                scores = explanation.scores
+                if algorithm == "mean_proxy":  # the model's score, as `score` writes
+                    scores = encoded_decision_function(model, explanation.data)
+                handle.write(_lines(ids, text, explanation, scores, table, args.top))
                 n_rows += X.shape[0]
             if n_rows == 0:
                 raise CsvError(f"{source.name} has a header but no data rows.")
     destination = "standard output" if args.out == "-" else escape(args.out)
-    print(f"reasons of {n_rows} rows written to {destination}", file=sys.stderr)
+    how = {
+        "tree": "exact values",
+        "mean_proxy": "exact values of the mean of the median's trees, its proxy "
+        "(--algorithm permutation estimates the median's own)",
+        "permutation": "estimated values, with standard errors",
+    }[algorithm]
+    print(f"reasons of {n_rows} rows written to {destination} ({how})", file=sys.stderr)
     return 0

@@ -12,7 +12,8 @@ class Explanation:
     """Shapley values of a ranker's score for some rows, and how they were found.
 
     For every row, ``base_value + values[i].sum()`` equals the row's score
-    ``decision_function(X)[i]`` (efficiency): each value is the part of the
+    ``scores[i]`` (efficiency; ``decision_function(X)[i]``, or the proxy's
+    score for ``algorithm="mean_proxy"``): each value is the part of the
     row's departure from the base value that its feature accounts for.
     Returned by :func:`~treerank.inspection.shapley_values`.
 
@@ -25,7 +26,8 @@ class Explanation:
         rows (interventional form) or the training-mass weighted mean leaf
         value (path-dependent form).
     scores : ndarray of shape (n_samples,)
-        The rows' scores, ``decision_function(X)``.
+        The rows' scores, ``decision_function(X)`` (for "mean_proxy", the
+        proxy's: the mean leaf score of the trees).
     data : ndarray of float64 of shape (n_samples, n_features)
         The rows as the trees read them (category codes in categorical
         columns, NaN for missing values; a sparse X densified).
@@ -33,31 +35,43 @@ class Explanation:
     feature_perturbation : {"interventional", "tree_path_dependent"}
         The game: features outside a coalition taken from background rows,
         or filled by the tree's training masses.
-    algorithm : {"tree", "permutation", "exact"}
+    algorithm : {"tree", "mean_proxy", "permutation", "exact"}
         How the values were computed: the polynomial algorithm on the
-        decision graphs (exact), Monte Carlo permutations (an estimate with
-        ``std_errors``), or the enumeration of all coalitions (exact).
+        decision graphs (exact), the same for the mean of a Kendall median's
+        trees (a proxy: the values add up to the proxy's ``scores``), Monte
+        Carlo permutations (an estimate with ``std_errors``), or the
+        enumeration of all coalitions (exact).
     std_errors : ndarray of shape (n_samples, n_features) or None, default=None
         For ``algorithm="permutation"``: the standard error of each value as
         an estimate of the exact Shapley value of the same game. None for
         the exact algorithms.
     background_std_errors : ndarray of shape (n_samples, n_features) or None, \
 default=None
-        For the interventional form computed exactly: if the background rows
-        are a random sample of a population, the standard error of each
-        value as an estimate of the value with the whole population as
-        background (the spread of the single-row values over the background,
-        divided by the square root of its size). None otherwise.
+        For the tree algorithms ("tree", "mean_proxy"), interventional form:
+        the standard error of each value as an estimate of the value with the
+        whole population the background rows are drawn from (when every tree
+        is compared with every background row, the spread of the single-row
+        values divided by the square root of their number; with rows drawn
+        per tree, the square root of the sum over the trees of the spread of
+        the tree's values over its rows squared, divided by their number).
+        None otherwise.
     n_background : int or None, default=None
         Number of background rows (interventional form).
     category_labels : list or None, default=None
         Per feature, the labels of its category codes (None for a numeric
         feature), to show the values of categorical features.
+    background_per_tree : int or None, default=None
+        For the tree algorithms: the background rows each tree was compared
+        with (``n_background`` when all of them).
+    proxy_rank_agreement : float or None, default=None
+        For "mean_proxy": Kendall's tau between the model's scores and the
+        proxy's over the explained rows (None for one row).
 
     Attributes
     ----------
     values, base_value, scores, data, feature_names, feature_perturbation, \
-algorithm, std_errors, background_std_errors, n_background, category_labels
+algorithm, std_errors, background_std_errors, n_background, \
+background_per_tree, proxy_rank_agreement, category_labels
         As given.
 
     Examples
@@ -84,6 +98,8 @@ algorithm, std_errors, background_std_errors, n_background, category_labels
         background_std_errors=None,
         n_background=None,
         category_labels=None,
+        background_per_tree=None,
+        proxy_rank_agreement=None,
     ):
         self.values = values
         self.base_value = float(base_value)
@@ -96,6 +112,8 @@ algorithm, std_errors, background_std_errors, n_background, category_labels
         self.background_std_errors = background_std_errors
         self.n_background = n_background
         self.category_labels = category_labels
+        self.background_per_tree = background_per_tree
+        self.proxy_rank_agreement = proxy_rank_agreement
 
     @property
     def shape(self):
@@ -136,6 +154,8 @@ algorithm, std_errors, background_std_errors, n_background, category_labels
             background_std_errors=pick(self.background_std_errors),
             n_background=self.n_background,
             category_labels=self.category_labels,
+            background_per_tree=self.background_per_tree,
+            proxy_rank_agreement=self.proxy_rank_agreement,
         )
 
     def __repr__(self):

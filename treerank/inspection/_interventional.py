@@ -44,6 +44,28 @@ the number of decisions those paths visit, measured at about 300 per pair and
 tree for the trees of a default forest on 20 features (the graph itself has
 about 270 decisions; its unfolding into a tree would have about 10^6 leaves,
 which is why the walks follow the graph and never unfold it).
+
+Background rows drawn per tree. The walks of different background rows share
+little: walking all the background rows of a row and a tree at once, grouped
+as long as their hybrid paths coincide, visits about 10% fewer decisions
+(measured on the trees of a default forest, 50 background rows), since the
+features on which x and z part differ from one z to the next. The cost is one
+walk per row, background row and tree. A
+forest's values can be estimated with far fewer walks: the mean over trees
+of per-tree values lets each tree b be compared with its own background rows
+``Z_b``, drawn independently,
+
+    phi_j(x) = sum_b (1/|Z_b|) sum_{z in Z_b} phi_j^b(x; z),
+
+the exact Shapley values of the game ``v(S) = sum_b mean_{z in Z_b}
+f_b(x_S, z_~S)``. Its expectation over the draws is the values with the whole
+background, and its variance is ``sum_b Var_z(phi_j^b) / |Z_b|``: the part of
+the spread that all trees share (a background row that is atypical moves
+every tree's values the same way) is divided by the number of trees times
+``|Z_b|`` rather than by the number of shared rows. For the trees of a
+default forest, 2 rows per tree (200 walks per row for 100 trees) give
+smaller errors than 50 rows shared by every tree (5,000 walks); see
+:func:`per_tree_interventional_values`.
 """
 
 # Authors: The treerank developers
@@ -62,6 +84,8 @@ __all__ = [
     "interventional_values",
     "longest_path",
     "next_nodes",
+    "per_tree_interventional_values",
+    "slot_next_nodes",
 ]
 
 _FEATURE_MASK = np.uint32((1 << 30) - 1)
@@ -339,3 +363,112 @@ def interventional_values(
         for k in range(n_features):
             out[i, k] /= n_background
             out_sq[i, k] /= n_background
+
+
+@jit
+def slot_next_nodes(Z, rows, decision_start, nodes, tests, category_sets, out):
+    """Where each tree's background rows go after its decisions, by slot.
+
+    Tree b's decisions are ``decision_start[b]:decision_start[b + 1]`` and its
+    background rows ``Z[rows[b, :]]``; ``out[j, g]`` for a decision g of tree
+    b is the node the row of slot j of tree b goes to (leaves ``-1 - rank``).
+    Each slot is thus a row of the shape :func:`next_nodes` gives, holding a
+    different background row in each tree.
+    """
+    for b in range(rows.shape[0]):
+        for j in range(rows.shape[1]):
+            z = Z[rows[b, j]]
+            for g in range(decision_start[b], decision_start[b + 1]):
+                k = np.int64(tests[g] & _FEATURE_MASK)
+                out[j, g] = follow(z[k], g, nodes, tests, category_sets)
+
+
+@jit
+def per_tree_interventional_values(
+    X,
+    slot_next,
+    entries,
+    nodes,
+    tests,
+    category_sets,
+    values,
+    value_offset,
+    from_x,
+    from_z,
+    out,
+    out_var,
+):
+    """Interventional values of a sum of trees, each with its own background.
+
+    Parameters
+    ----------
+    X : ndarray of float64 of shape (n_samples, n_features)
+        Rows to explain.
+    slot_next : ndarray of int32 of shape (n_slots, n_decisions)
+        :func:`slot_next_nodes` of the trees' background rows: tree b is
+        compared with the ``n_slots`` rows of its slots.
+    entries, nodes, tests, category_sets, values, value_offset, from_x, \
+from_z :
+        As for :func:`interventional_values`.
+    out : ndarray of float64 of shape (n_samples, n_features)
+        Receives the values: the sum over the trees of each tree's mean over
+        its background rows of the single-reference values.
+    out_var : ndarray of float64 of shape (n_samples, n_features)
+        Receives the estimated variance of ``out`` over the draws of the
+        background rows (the rows drawn independently for each tree): the sum
+        over the trees of the sample variance of the tree's single-reference
+        values divided by ``n_slots`` (needs ``n_slots >= 2``).
+    """
+    n_features = X.shape[1]
+    n_decisions = nodes.shape[0]
+    n_slots = slot_next.shape[0]
+    feature = np.empty(n_decisions, dtype=np.int64)
+    for g in range(n_decisions):
+        feature[g] = np.int64(tests[g] & _FEATURE_MASK)
+    status = np.zeros(n_features, dtype=np.int8)
+    fixed = np.empty(n_features + 1, dtype=np.int64)
+    opened = np.empty(n_features + 1, dtype=np.float64)
+    stack_node = np.empty(n_features + 2, dtype=np.int64)
+    stack_depth = np.empty(n_features + 2, dtype=np.int64)
+    stack_feature = np.empty(n_features + 2, dtype=np.int64)
+    x_next = np.empty((1, n_decisions), dtype=np.int32)
+    phi = np.zeros(n_features, dtype=np.float64)
+    tree_sum = np.empty(n_features, dtype=np.float64)
+    tree_squares = np.empty(n_features, dtype=np.float64)
+    for i in range(X.shape[0]):
+        out[i, :] = 0.0
+        out_var[i, :] = 0.0
+        next_nodes(X[i : i + 1], nodes, tests, category_sets, x_next)
+        for b in range(entries.shape[0]):
+            entry = entries[b]
+            if entry < 0:  # a tree of one leaf: the same score everywhere
+                continue
+            tree_sum[:] = 0.0
+            tree_squares[:] = 0.0
+            for j in range(n_slots):
+                phi[:] = 0.0
+                _pair_values(
+                    x_next[0],
+                    slot_next[j],
+                    entry,
+                    feature,
+                    values[value_offset[b] :],
+                    from_x,
+                    from_z,
+                    phi,
+                    status,
+                    fixed,
+                    opened,
+                    stack_node,
+                    stack_depth,
+                    stack_feature,
+                )
+                for k in range(n_features):
+                    tree_sum[k] += phi[k]
+                    tree_squares[k] += phi[k] * phi[k]
+            for k in range(n_features):
+                mean = tree_sum[k] / n_slots
+                out[i, k] += mean
+                if n_slots > 1:
+                    spread = tree_squares[k] - n_slots * mean * mean
+                    out_var[i, k] += max(spread, 0.0) / (n_slots - 1) / n_slots

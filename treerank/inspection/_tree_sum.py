@@ -35,6 +35,8 @@ __all__ = [
     "engine_trees",
     "explained_model",
     "is_additive",
+    "mean_proxy_leaf_values",
+    "mean_proxy_scores",
     "model_router",
     "tree_leaf_values",
     "tree_sum",
@@ -167,6 +169,44 @@ def tree_leaf_values(estimator):
     )
 
 
+def mean_proxy_leaf_values(estimator):
+    """The leaf values of the mean of a median forest's trees, and 0.
+
+    The Kendall median (a :class:`~treerank.RankingForest` aggregated by
+    ``"median"``, or a TreeRank on ``K > 2`` grades) is not a sum over trees;
+    its proxy is the same trees aggregated by the mean of their leaf scores
+    (``leaf_values_``), the score the median breaks its ties with. Its score
+    is ``sum_b values[b][rank_b(x)]``, the mean leaf score, in [0, 1].
+
+    Parameters
+    ----------
+    estimator : TreeRank or RankingForest
+        A model whose score is the Kendall median of its trees.
+
+    Returns
+    -------
+    values : list of ndarray of float64
+    constant : float
+        0.0.
+    """
+    model = explained_model(estimator)
+    if is_additive(model):
+        raise ValueError(
+            "the mean proxy stands in for a Kendall median; this model's score is "
+            "a sum over its trees: use algorithm='tree'."
+        )
+    n_trees = len(model.estimators_)
+    return [np.asarray(v, np.float64) / n_trees for v in model.leaf_values_], 0.0
+
+
+def mean_proxy_scores(estimator, X):
+    """The mean proxy's score of encoded rows (see :func:`mean_proxy_leaf_values`)."""
+    model = explained_model(estimator)
+    from treerank.ensemble import mean_leaf_values
+
+    return mean_leaf_values(model._leaf_ranks(X), model.leaf_values_)
+
+
 def is_additive(estimator):
     """Whether the explained model's score is a constant plus a sum over trees."""
     model = explained_model(estimator)
@@ -198,6 +238,9 @@ class TreeSum:
     values : ndarray of float64
         The leaf values of all trees, tree b's from ``value_offset[b]``.
     value_offset : ndarray of int64 of shape (n_trees,)
+    decision_start : ndarray of int64 of shape (n_trees + 1,)
+        Tree b's decisions in the router are
+        ``decision_start[b]:decision_start[b + 1]``.
     constant : float
     graphs : list of tuple
     leaf_masses : list of ndarray or None
@@ -225,6 +268,10 @@ class TreeSum:
             np.int64
         )
         self.values = np.ascontiguousarray(np.concatenate(values), dtype=np.float64)
+        n_decisions = [graph[1].shape[0] for graph in self.graphs]
+        self.decision_start = np.concatenate([[0], np.cumsum(n_decisions)]).astype(
+            np.int64
+        )
         self.constant = float(constant)
         self.leaf_masses = leaf_masses
 
@@ -250,13 +297,17 @@ class TreeSum:
         return self.constant + total
 
 
-def tree_sum(estimator):
+def tree_sum(estimator, *, proxy=False):
     """The :class:`TreeSum` of an additive model grown by the engine.
 
     Parameters
     ----------
     estimator : TreeRank or RankingForest
-        Fitted; additive (see :func:`tree_leaf_values`), with engine trees.
+        Fitted, with engine trees; additive (see :func:`tree_leaf_values`),
+        or with ``proxy=True`` a Kendall median.
+    proxy : bool, default=False
+        Sum the median's trees as their mean does
+        (:func:`mean_proxy_leaf_values`).
 
     Returns
     -------
@@ -264,7 +315,10 @@ def tree_sum(estimator):
     """
     model = explained_model(estimator)
     trees = _trees(model)
-    values, constant = tree_leaf_values(model)
+    if proxy:
+        values, constant = mean_proxy_leaf_values(model)
+    else:
+        values, constant = tree_leaf_values(model)
     structures = [tree.tree_ for tree in trees]
     masses = [
         (s.n_pos[s.leaves] + s.n_neg[s.leaves]).astype(np.float64) for s in structures
