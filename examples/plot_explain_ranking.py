@@ -18,8 +18,10 @@ the waterfall plot shows one tumour, the summary plot all of them.
 # A ranking forest and the contributions to its scores
 # ----------------------------------------------------
 # The forest aggregates its trees by the mean: its score is a sum over the
-# trees, so the Shapley values are exact. The background is 40 training
-# rows: the base value is their mean score.
+# trees, so the Shapley values are computed exactly by walking the trees. The
+# background is the training rows: each tree is compared with 10 of them,
+# drawn for it (``background_per_tree``), and the base value is their mean
+# score.
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -39,8 +41,7 @@ forest = RankingForest(n_estimators=20, aggregation="mean", random_state=0)
 forest.fit(X_train, y_train)
 print(f"test AUC {forest.score(X_test, y_test):.3f}")
 
-background = X_train.sample(40, random_state=0)
-explanation = shapley_values(forest, X_test, background=background)
+explanation = shapley_values(forest, X_test, background=X_train, random_state=0)
 gap = explanation.base_value + explanation.values.sum(axis=1) - explanation.scores
 print(
     f"base value {explanation.base_value:.3f}, efficiency error {np.abs(gap).max():.1e}"

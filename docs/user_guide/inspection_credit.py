@@ -20,7 +20,6 @@ from sklearn.model_selection import train_test_split
 from treerank import RankingForest
 from treerank.inspection import reason_codes, shapley_values
 
-
 # 10,000 loans made through Lending Club; the grade (A best, G worst) is the
 # platform's assessment of the borrower. We rank borrowers by their chance
 # of a prime grade (A or B) from what they declared when they applied.
@@ -59,15 +58,17 @@ forest = RankingForest(n_estimators=50, aggregation="mean", random_state=0)
 forest.fit(X_train, y_train)
 print(f"test AUC of the mean forest: {forest.score(X_test, y_test):.3f}")
 
-# Contributions against 30 training loans (the background): the base value is
-# their mean score, and each row's contributions add up to its score minus it.
-background = X_train.sample(30, random_state=0)
+# Contributions against the training loans (the background; 1,000 of them are
+# kept, and each tree is compared with 4 of those, drawn for it): the base
+# value is their mean score, and each row's contributions add up to its score
+# minus it.
 rows = X_test.iloc[:200]
-explanation = shapley_values(forest, rows, background=background)
+explanation = shapley_values(forest, rows, background=X_train, random_state=0)
 gap = explanation.base_value + explanation.values.sum(axis=1) - explanation.scores
 print(
     f"base value {explanation.base_value:.4f}; efficiency error {np.abs(gap).max():.0e}"
 )
+print(f"background rows per tree: {explanation.background_per_tree}")
 spread = np.median(explanation.background_std_errors / np.abs(explanation.values))
 print(f"median relative standard error due to the background: {spread:.2f}")
 
@@ -84,17 +85,31 @@ reasons["contribution"] = reasons["contribution"].round(4)
 print("\nReason codes of the three lowest-ranked applicants (mean forest):")
 print(reasons.to_string(index=False))
 
-# The default forest aggregates by the Kendall median: not a sum over trees,
-# so its values are estimated (permutations), with standard errors.
+# The default forest aggregates by the Kendall median: not a sum over trees.
+# By default it is explained by its mean proxy, the exact values of the mean
+# of its trees (here the mean forest above: the same seed grows the same
+# trees); proxy_rank_agreement is the Kendall tau between the median's
+# scores and the proxy's over the rows explained.
 median = RankingForest(n_estimators=50, random_state=0).fit(X_train, y_train)
 tau = kendalltau(median.decision_function(X_test), forest.decision_function(X_test))
 print(f"\ntest AUC of the median forest: {median.score(X_test, y_test):.3f}")
-print(f"Kendall tau between the median and mean forests' scores: {tau[0]:.3f}")
+print(f"Kendall tau between the median and mean forests' test scores: {tau[0]:.3f}")
+proxy = shapley_values(median, rows, background=X_train, random_state=0)
+agreement = proxy.proxy_rank_agreement
+print(f"{proxy.algorithm}: rank agreement over the 200 rows {agreement:.3f}")
+
+# The median's own values, estimated by permutations, with standard errors
+# (in the median's score units: minus twice a position in its order).
 estimated = reason_codes(
-    median, rows.iloc[lowest], background=background, top=3, random_state=0
+    median,
+    rows.iloc[lowest],
+    background=X_train,
+    top=3,
+    algorithm="permutation",
+    random_state=0,
 )
 estimated[["contribution", "std_error"]] = estimated[
     ["contribution", "std_error"]
 ].round(2)
-print("\nThe same applicants, median forest (estimates +- standard errors):")
-print(estimated.drop(columns="value").to_string(index=False))
+print("\nThe same applicants, the median's own values (estimates, standard errors):")
+print(estimated.drop(columns=["value", "rule"]).to_string(index=False))
