@@ -52,13 +52,13 @@ _PERTURBATIONS = ("interventional", "tree_path_dependent")
 _ALGORITHMS = ("auto", "tree", "mean_proxy", "permutation", "exact")
 _CHUNK_ROWS = 256  # rows per task of the compiled algorithms
 WALKS_PER_ROW = 200
-"""Background rows per row and tree times trees, for ``background_per_tree="auto"``.
+"""Walks per explained row that ``background_per_tree="auto"`` aims at.
 
 Each tree is compared with ``max(2, ceil(WALKS_PER_ROW / n_trees))`` rows: a
-TreeRank with 200, a forest of 100 trees with 2 per tree (measured on a
-default forest of 100 trees: a relative error of 0.23 against the values with
-400 background rows, where 50 rows shared by all trees, 25 times the walks,
-give 0.27).
+TreeRank with 200, a forest of 100 trees with 2 per tree. Measured by
+``benchmarks/bench_explain.py`` on a default forest of 100 trees: a relative
+RMS error of 0.25 against the values with 1,000 background rows shared by
+every tree, where 50 rows shared by every tree (25 times the walks) give 0.32.
 """
 _SLOT_BLOCK_ENTRIES = 1 << 23  # next-node entries of shared background rows at a time
 
@@ -180,6 +180,15 @@ def draw_tree_rows(rng, n_background, per_tree, n_trees):
     """The background rows of each tree: ``per_tree`` distinct rows per tree.
 
     Drawn independently for each tree (a row may serve several trees).
+
+    Parameters
+    ----------
+    rng : RandomState
+    n_background : int
+        Rows of the background sample.
+    per_tree : int
+        Rows per tree, at most ``n_background``.
+    n_trees : int
 
     Returns
     -------
