@@ -317,3 +317,88 @@ def test_feature_draws_per_split_are_bounded():
     ).fit(X, y)
     used = {int(rule.feature[0]) for rule in tree.tree_.leafranks if rule is not None}
     assert len(used) > 3  # random single features, not always the best one
+
+
+# ----------------------------------------------------------------------
+# rules of large nodes fitted on a sample (LeafRank max_samples)
+# ----------------------------------------------------------------------
+def test_class_sample_draws_one_row_per_stratum_of_each_class():
+    from treerank.engine._random import new_state
+    from treerank.engine._rule_growth import _class_sample
+
+    rng = np.random.default_rng(0)
+    y = (rng.random(5000) < 0.1).astype(np.uint8)
+    rows = np.sort(rng.choice(20_000, 5000, replace=False)).astype(np.int64)
+    full_y = np.zeros(20_000, dtype=np.uint8)
+    full_y[rows] = y
+    sub = np.empty(1000, dtype=np.int64)
+    m = _class_sample(rows, 0, 5000, full_y, 400, 600, new_state(3), sub)
+    sample = sub[:m]
+    assert m == 1000
+    assert np.all(np.diff(sample) > 0)  # distinct, in segment order
+    assert np.isin(sample, rows).all()
+    assert (full_y[sample] == 1).sum() == 400
+    # stratum i of a class holds exactly the i-th drawn row of the class
+    for label, quota in ((1, 400), (0, 600)):
+        members = rows[full_y[rows] == label]
+        rank = np.searchsorted(members, sample[full_y[sample] == label])
+        bounds = (np.arange(quota + 1) * members.shape[0]) // quota
+        stratum = np.searchsorted(bounds, rank, side="right") - 1
+        np.testing.assert_array_equal(stratum, np.arange(quota))
+
+
+@pytest.mark.parametrize("missing", [False, True])
+def test_rules_fitted_on_a_sample_split_all_the_rows(missing):
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(6000, 4))
+    y = (X[:, 0] + X[:, 1] ** 2 + rng.normal(size=6000) > 1).astype(int)
+    if missing:
+        X[rng.random(X.shape) < 0.1] = np.nan
+    leafrank = LeafRank(max_depth=4, min_samples_leaf=10, max_samples=500)
+    tree = TreeRank(leafrank=leafrank, random_state=0).fit(X, y)
+    whole = TreeRank(
+        leafrank=LeafRank(max_depth=4, min_samples_leaf=10, max_samples=None),
+        random_state=0,
+    ).fit(X, y)
+    assert tree.tree_.node_count > 3
+    # the growth's partition is the one the rules give: each leaf's training
+    # counts are those of the rows routed to it
+    leaves = tree.tree_.apply_rank(X)
+    structure = tree.tree_
+    np.testing.assert_array_equal(
+        np.bincount(leaves, weights=y, minlength=structure.n_leaves),
+        structure.n_pos[structure.leaves],
+    )
+    np.testing.assert_array_equal(
+        np.bincount(leaves, weights=1 - y, minlength=structure.n_leaves),
+        structure.n_neg[structure.leaves],
+    )
+    # a split's gain is its local TPR - FPR on all the node's rows
+    gain = (
+        structure.n_pos[1] / structure.n_pos[0]
+        - structure.n_neg[1] / structure.n_neg[0]
+    )
+    assert tree.tree_.leafranks[0].gain_ == pytest.approx(gain, abs=1e-12)
+    # a rule fitted on a sample ranks almost as well
+    X_test = rng.normal(size=(20_000, 4))
+    y_test = (X_test[:, 0] + X_test[:, 1] ** 2 + rng.normal(size=20_000) > 1).astype(
+        int
+    )
+    assert tree.score(X_test, y_test) > whole.score(X_test, y_test) - 0.03
+
+
+def test_nodes_no_larger_than_max_samples_give_the_same_tree():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(800, 3))
+    y = (X[:, 0] + rng.normal(size=800) > 0).astype(int)
+    trees = [
+        TreeRank(
+            leafrank=LeafRank(max_depth=3, min_samples_leaf=5, max_samples=m),
+            random_state=0,
+        ).fit(X, y)
+        for m in (None, 800, 10**6)
+    ]
+    for other in trees[1:]:
+        np.testing.assert_array_equal(
+            other.decision_function(X), trees[0].decision_function(X)
+        )

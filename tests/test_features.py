@@ -42,6 +42,28 @@ def test_categorical_columns_are_split_by_subsets(kind):
     assert tree.score(X, y) > 0.75
 
 
+@pytest.mark.parametrize("missing", [0.0, 0.1])
+def test_training_rows_get_the_leaves_of_their_values(missing):
+    # in-bag rows take their leaves from the growth, out-of-bag rows are
+    # routed through the bin codes: both must agree with routing the values
+    X, y, _, _ = _categorical_problem(3, n=800, missing=missing)
+    X["x"] = X["x"].where(np.random.default_rng(1).random(800) > missing)
+    forest = RankingForest(n_estimators=6, aggregation="mean", random_state=0)
+    forest.fit(X, y)
+    ranks = forest.apply(X)
+    out = forest.estimators_samples_.T == 0
+    values = forest.leaf_values_
+    expected = np.array(
+        [
+            np.mean([values[b][ranks[i, b]] for b in np.flatnonzero(out[i])])
+            if out[i].any()
+            else np.nan
+            for i in range(ranks.shape[0])
+        ]
+    )
+    np.testing.assert_allclose(forest.oob_decision_function_, expected, rtol=1e-12)
+
+
 def test_categorical_split_is_a_prefix_by_positive_rate():
     """On one categorical feature, the first split separates the categories
     by their (class-balanced) positive rate: every category sent left has a

@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from model_file_editing import rewrite_description
 from sklearn.metrics import roc_auc_score
 
-from treerank import RankingForest, TreeRank
+from treerank import LeafRank, RankingForest, TreeRank
 from treerank.aggregation import kemeny_median
 from treerank.datasets import NestedSquares
 from treerank.ensemble import (
@@ -228,3 +229,34 @@ def test_graded_forest_chooses_by_out_of_bag_vus():
         assert forest.oob_leaf_scores_[kind] == pytest.approx(vus, abs=1e-12)
     best = max(forest.oob_leaf_scores_, key=forest.oob_leaf_scores_.get)
     assert forest.leaf_scores_ == best
+
+
+def test_files_written_before_leaf_scores_and_rule_samples_load_as_then(
+    squares, tmp_path
+):
+    # a file without leaf_scores (forest) nor max_samples (its LeafRank)
+    # describes trees scored by rank and rules fitted on all the node's rows
+    X, y, X_new = squares
+    forest = RankingForest(
+        n_estimators=6,
+        leaf_scores="rank",
+        leafrank=LeafRank(max_depth=4, min_samples_leaf=5),
+        random_state=0,
+    )
+    forest.fit(X, y)
+    path = tmp_path / "old.trk"
+    save_model(forest, path)
+
+    def older(description):
+        description["params"].pop("leaf_scores")
+        for key in ("leaf_scores", "rate_smoothing", "oob_leaf_scores"):
+            description.pop(key)
+        description["params"]["leafrank"]["params"].pop("max_samples")
+
+    rewrite_description(path, older)
+    loaded = load_model(path)
+    assert loaded.leaf_scores == "rank" and loaded.leaf_scores_ == "rank"
+    assert loaded.leafrank.max_samples is None
+    np.testing.assert_array_equal(
+        loaded.decision_function(X_new), forest.decision_function(X_new)
+    )

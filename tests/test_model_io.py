@@ -803,6 +803,7 @@ def _leafrank(**changes):
         "max_bins": 255,
         "max_depth": 3,
         "max_features": None,
+        "max_samples": 65536,
         "min_samples_leaf": 50,
         "random_state": None,
     }

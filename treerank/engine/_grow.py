@@ -51,6 +51,9 @@ class GrowthParams:
         Per feature, +1 (the score must not decrease when the feature
         increases, all else equal), -1 (must not increase) or 0; None for no
         constraint.
+    max_fit_rows : int or None
+        A node of more rows fits its rule on a class-stratified sample of this
+        many of them, then splits all of them by the rule; None for all rows.
     """
 
     max_depth: int | None = None
@@ -61,6 +64,7 @@ class GrowthParams:
     rule_max_features: int | None = None
     criterion: str = "gini"
     monotonic_cst: tuple | None = None
+    max_fit_rows: int | None = None
 
     def kernel_arguments(self):
         """The growth parameters in the order and types of the kernel."""
@@ -77,6 +81,7 @@ class GrowthParams:
             min_leaf_fraction,
             0 if self.rule_max_features is None else int(self.rule_max_features),
             CRITERIA[self.criterion],
+            0 if self.max_fit_rows is None else int(self.max_fit_rows),
         )
 
     def monotonic(self, n_features):
@@ -254,9 +259,11 @@ def fit_rule(codes, y01, weights, rows, bin_mapper, params, seed, features=None)
         min_leaf_fraction,
         rule_max_features,
         criterion,
+        max_fit_rows,
     ) = params.kernel_arguments()
+    n_fit = rows.shape[0] if max_fit_rows <= 0 else min(rows.shape[0], max_fit_rows)
     min_leaf = (
-        int(np.ceil(min_leaf_fraction * rows.shape[0]))
+        int(np.ceil(min_leaf_fraction * n_fit))
         if min_leaf_fraction > 0
         else min_leaf_count
     )
@@ -274,6 +281,7 @@ def fit_rule(codes, y01, weights, rows, bin_mapper, params, seed, features=None)
         rule_max_features,
         criterion,
         new_state(seed),
+        max_fit_rows,
     )
     # the 10 arrays of the rule, then its gain
     return _rules(bin_mapper, *fitted[:10]), float(fitted[10])

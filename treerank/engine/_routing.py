@@ -322,7 +322,8 @@ def route_codes(
             if code == MISSING_BIN:
                 go_left = missing_left[node] == 1
             elif category[node] >= 0:
-                go_left = _in_set(category_sets, category[node], np.int64(code)) == 1
+                set_row = np.int64(category[node])
+                go_left = _in_set(category_sets, set_row, np.int64(code)) == 1
             else:
                 go_left = code <= threshold_bin[node]
             node = next_left[node] if go_left else next_right[node]

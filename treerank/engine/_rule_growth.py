@@ -21,14 +21,14 @@ import numpy as np
 from treerank.engine._binning import MISSING_BIN
 from treerank.engine._histogram import build_histograms, subtract_histograms
 from treerank.engine._jit import jit
-from treerank.engine._random import shuffle_prefix
+from treerank.engine._random import next_below, shuffle_prefix
 from treerank.engine._split_search import (
     child_term,
     search_categories,
     search_feature,
 )
 
-__all__ = ["fit_single_rule", "grow_rule", "max_rule_nodes"]
+__all__ = ["fit_single_rule", "grow_rule", "max_rule_nodes", "rule_goes_left"]
 
 
 @jit
@@ -148,7 +148,7 @@ def _evaluate(
 
 
 @jit
-def grow_rule(
+def _grow_rule_on(
     codes,
     y,
     w,
@@ -180,6 +180,9 @@ def grow_rule(
     base,
 ):
     """Grow and merge the LeafRank rule of the segment ``rows[start:stop]``.
+
+    The inner tree is grown on all the rows of the segment (see
+    :func:`grow_rule` for the parameters and results).
 
     Parameters
     ----------
@@ -280,7 +283,9 @@ def grow_rule(
     low[0] = 0.0
     high[0] = 1.0
     n_nodes = 1
-    if not direct and not _stays_leaf(0, stop - start, P, N, max_depth, min_leaf):
+    if not direct and not _stays_leaf(
+        np.int64(0), stop - start, P, N, max_depth, min_leaf
+    ):
         n_free -= 1
         slot[0] = free[n_free]
         build_histograms(
@@ -365,7 +370,7 @@ def grow_rule(
             hist = hist_pool[slot[t]]
             while counted < k and visited < n_node_features:
                 if k < n_node_features:
-                    shuffle_prefix(order[visited:], 1, state)
+                    shuffle_prefix(order[visited:], np.int64(1), state)
                 jj = order[visited]
                 f = node_features[jj]
                 before = best[0]
@@ -406,7 +411,7 @@ def grow_rule(
             n_category_sets[0] += 1
             category_set = category_sets[set_row]
             category_set[:] = 0
-            trained_missing_left = False
+            trained_missing_left = np.bool_(False)  # not a literal (one compilation)
             for i in range(int(best[1])):
                 code = best_order[i]
                 if code == MISSING_BIN:
@@ -599,6 +604,293 @@ def grow_rule(
 
 
 @jit
+def _class_sample(rows, start, stop, y, quota_pos, quota_neg, state, sub):
+    """A class-stratified sample of the segment into ``sub``; its size.
+
+    Class c's rows (in segment order) are cut into ``quota_c`` strata of equal
+    size and one row is drawn at random from each: ``quota_c`` rows spread over
+    the whole segment, in segment order.
+    """
+    n_pos = 0
+    for i in range(start, stop):
+        n_pos += y[rows[i]] == 1
+    n_neg = (stop - start) - n_pos
+    count = np.zeros(2, dtype=np.int64)
+    count[0] = n_neg
+    count[1] = n_pos
+    quota = np.zeros(2, dtype=np.int64)
+    quota[0] = quota_neg
+    quota[1] = quota_pos
+    stratum = np.zeros(2, dtype=np.int64)
+    target = np.zeros(2, dtype=np.int64)
+    rank = np.zeros(2, dtype=np.int64)
+    for c in range(2):
+        if quota[c] > 0:
+            high = count[c] // quota[c]
+            target[c] = next_below(state, max(high, 1))
+    m = 0
+    for i in range(start, stop):
+        row = rows[i]
+        c = np.int64(y[row] == 1)
+        if stratum[c] < quota[c] and rank[c] == target[c]:
+            sub[m] = row
+            m += 1
+            stratum[c] += 1
+            if stratum[c] < quota[c]:
+                low = (stratum[c] * count[c]) // quota[c]
+                high = ((stratum[c] + 1) * count[c]) // quota[c]
+                target[c] = low + next_below(state, max(high - low, 1))
+        rank[c] += 1
+    return m
+
+
+@jit
+def rule_goes_left(
+    codes,
+    row,
+    base,
+    out_feature,
+    out_bin,
+    out_missing_left,
+    out_child_left,
+    out_child_right,
+    out_left_leaf,
+    out_category,
+    category_sets,
+):
+    """Whether a row's bin codes fall on the left side of the rule at ``base``."""
+    t = np.int64(0)
+    while out_child_left[base + t] >= 0:
+        o = base + t
+        code = codes[row, out_feature[o]]
+        if code == MISSING_BIN:
+            left = out_missing_left[o] == 1
+        elif out_category[o] >= 0:
+            word = category_sets[out_category[o], code >> 6]
+            left = ((word >> np.uint64(code & 63)) & np.uint64(1)) == 1
+        else:
+            left = code <= out_bin[o]
+        t = np.int64(out_child_left[o] if left else out_child_right[o])
+    return out_left_leaf[base + t] == 1
+
+
+@jit
+def grow_rule(
+    codes,
+    y,
+    w,
+    rows,
+    start,
+    stop,
+    node_features,
+    n_bins,
+    is_categorical,
+    monotonic,
+    max_depth,
+    min_leaf,
+    max_features,
+    criterion,
+    state,
+    hist_pool,
+    scratch,
+    out_feature,
+    out_bin,
+    out_missing_left,
+    out_child_left,
+    out_child_right,
+    out_left_leaf,
+    out_improvement,
+    out_missing_seen,
+    out_category,
+    category_sets,
+    n_category_sets,
+    base,
+    max_fit_rows,
+    sub,
+):
+    """Grow and merge the LeafRank rule of the segment ``rows[start:stop]``.
+
+    A segment of more than ``max_fit_rows`` rows (if positive) fits its rule
+    on a class-stratified sample of ``max_fit_rows`` of them
+    (:func:`_class_sample`; the criterion compares the rates of each class
+    within the node, which such a sample estimates without bias), and all its
+    rows are then split by the rule. Otherwise the rule is fitted on all of
+    them.
+
+    Parameters
+    ----------
+    codes : ndarray of uint8 of shape (n_samples, n_features)
+    y : ndarray of uint8 of shape (n_samples,)
+        1 for positives.
+    w : ndarray of float64 of shape (n_samples,)
+        Positive weights of the rows in the segment.
+    rows : ndarray of int64
+        Row indices; the segment is partitioned in place, left rows first.
+    node_features : ndarray of int64
+        The features the rule may use.
+    n_bins : ndarray of int32 of shape (n_features,)
+    is_categorical : ndarray of uint8 of shape (n_features,)
+        Features whose bins are categories (split by subsets).
+    monotonic : ndarray of int8 of shape (n_features,)
+        Monotonic constraints (+1: the rule's left side must be an up-set in
+        the feature, -1 a down-set, 0 none). Each inner node carries bounds on
+        its class-balanced positive proportion; a split on a constrained
+        feature must order its children accordingly and splits their bounds
+        at the midpoint of their values, every split keeps its children within
+        the node's bounds, and the merge keeps or drops leaves of equal ratio
+        together: the left side is then monotone in the constrained features.
+    max_depth, min_leaf : int
+        Depth of the inner tree and minimum number of rows in its leaves.
+    max_features : int
+        Features drawn at each inner split (0 or more than available: all).
+    criterion : int
+    state : ndarray of uint64 of shape (1,)
+        Random generator state (feature draws, the sample).
+    hist_pool : ndarray of float64 of shape (n_slots, >= n_node_features, 256, 3)
+        Work space for ``max_depth + 2`` histograms.
+    scratch : ndarray of int64 of shape (>= stop - start,)
+        Work space for the partitions.
+    out_* : ndarrays
+        Flat outputs for the inner nodes, written from ``base`` on;
+        ``out_category`` is the row of ``category_sets`` holding a categorical
+        split's set of categories sent left (-1 for a threshold split), and
+        ``out_missing_seen`` whether the split's node had missing values.
+    category_sets : ndarray of uint64 of shape (capacity, 4)
+        256-bit category sets, appended from row ``n_category_sets[0]`` on
+        (room for one per inner node of this rule is needed).
+    n_category_sets : ndarray of int64 of shape (1,)
+        Number of rows of ``category_sets`` in use (updated).
+    base : int
+        Position of the rule's first inner node in the outputs.
+    max_fit_rows : int
+        Largest number of rows a rule is fitted on (0: no limit).
+    sub : ndarray of int64 of shape (>= max_fit_rows,)
+        Work space for the sample.
+
+    Returns
+    -------
+    n_nodes : int
+        Number of inner nodes written.
+    n_left : int
+        Number of rows sent left (they now come first in the segment).
+    gain : float
+        Local TPR - FPR of the left side (0 if it is empty), on all the rows.
+    """
+    if max_fit_rows <= 0 or stop - start <= max_fit_rows:
+        return _grow_rule_on(
+            codes,
+            y,
+            w,
+            rows,
+            start,
+            stop,
+            node_features,
+            n_bins,
+            is_categorical,
+            monotonic,
+            max_depth,
+            min_leaf,
+            max_features,
+            criterion,
+            state,
+            hist_pool,
+            scratch,
+            out_feature,
+            out_bin,
+            out_missing_left,
+            out_child_left,
+            out_child_right,
+            out_left_leaf,
+            out_improvement,
+            out_missing_seen,
+            out_category,
+            category_sets,
+            n_category_sets,
+            base,
+        )
+    n_pos_rows = 0
+    for i in range(start, stop):
+        n_pos_rows += y[rows[i]] == 1
+    n_neg_rows = (stop - start) - n_pos_rows
+    quota_pos = min(n_pos_rows, max(max_fit_rows // 2, max_fit_rows - n_neg_rows))
+    quota_neg = min(n_neg_rows, max_fit_rows - quota_pos)
+    m = _class_sample(rows, start, stop, y, quota_pos, quota_neg, state, sub)
+    n_nodes, _, _ = _grow_rule_on(
+        codes,
+        y,
+        w,
+        sub,
+        np.int64(0),
+        m,
+        node_features,
+        n_bins,
+        is_categorical,
+        monotonic,
+        max_depth,
+        min_leaf,
+        max_features,
+        criterion,
+        state,
+        hist_pool,
+        scratch,
+        out_feature,
+        out_bin,
+        out_missing_left,
+        out_child_left,
+        out_child_right,
+        out_left_leaf,
+        out_improvement,
+        out_missing_seen,
+        out_category,
+        category_sets,
+        n_category_sets,
+        base,
+    )
+    # every row of the segment split by the rule (a stable partition)
+    P = 0.0
+    N = 0.0
+    left_pos = 0.0
+    left_neg = 0.0
+    n_left = 0
+    n_right = 0
+    for i in range(start, stop):
+        row = rows[i]
+        left = rule_goes_left(
+            codes,
+            row,
+            base,
+            out_feature,
+            out_bin,
+            out_missing_left,
+            out_child_left,
+            out_child_right,
+            out_left_leaf,
+            out_category,
+            category_sets,
+        )
+        if y[row] == 1:
+            P += w[row]
+            if left:
+                left_pos += w[row]
+        else:
+            N += w[row]
+            if left:
+                left_neg += w[row]
+        if left:
+            rows[start + n_left] = row
+            n_left += 1
+        else:
+            scratch[n_right] = row
+            n_right += 1
+    for i in range(n_right):
+        rows[start + n_left + i] = scratch[i]
+    gain = 0.0
+    if n_left > 0:
+        gain = left_pos / P - left_neg / N
+    return n_nodes, n_left, gain
+
+
+@jit
 def fit_single_rule(
     codes,
     y,
@@ -613,14 +905,14 @@ def fit_single_rule(
     max_features,
     criterion,
     state,
+    max_fit_rows,
 ):
     """The rule of one node holding ``rows`` (a standalone LeafRank).
 
     Returns the inner nodes' arrays (feature, bin, missing_left, child_left,
     child_right, left_leaf, improvement, missing_seen, category), the category
-    sets, the
-    gain, and the number of rows sent left (``rows`` is partitioned, left rows
-    first).
+    sets, the gain, and the number of rows sent left (``rows`` is partitioned,
+    left rows first). ``max_fit_rows`` is as in :func:`grow_rule`.
     """
     capacity = max_rule_nodes(max_depth, rows.shape[0], min_leaf)
     feature = np.empty(capacity, dtype=np.int32)
@@ -636,6 +928,7 @@ def fit_single_rule(
     n_category_sets = np.zeros(1, dtype=np.int64)
     hist_pool = np.empty((max_depth + 3, node_features.shape[0], 256, 3))
     scratch = np.empty(rows.shape[0], dtype=np.int64)
+    sub = np.empty(min(max(max_fit_rows, 0), rows.shape[0]), dtype=np.int64)
     n_nodes, n_left, gain = grow_rule(
         codes,
         y,
@@ -665,7 +958,9 @@ def fit_single_rule(
         category,
         category_sets,
         n_category_sets,
-        0,
+        np.int64(0),
+        max_fit_rows,
+        sub,
     )
     return (
         feature[:n_nodes].copy(),

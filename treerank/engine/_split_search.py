@@ -248,7 +248,7 @@ def search_categories(
             node_neg - left_neg,
             P,
             N,
-            0,
+            np.int8(0),  # no constraint (a typed value: one compilation)
             low,
             high,
         ):

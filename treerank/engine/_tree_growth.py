@@ -54,6 +54,7 @@ def grow_tree(
     min_leaf_fraction,
     rule_max_features,
     criterion,
+    max_fit_rows,
     state,
     min_gain,
 ):
@@ -84,6 +85,9 @@ def grow_tree(
     rule_max_features : int
         Features drawn at each inner split (FR2); 0 for all.
     criterion : int
+    max_fit_rows : int
+        A node of more rows fits its rule on a class-stratified sample of this
+        many of them (see ``grow_rule``); 0 for no limit.
     state : ndarray of uint64 of shape (1,)
     min_gain : float
 
@@ -104,6 +108,7 @@ def grow_tree(
     all_features = np.arange(n_features)
     hist_pool = np.empty((rule_max_depth + 3, n_node_features, 256, 3))
     scratch = np.empty(rows.shape[0], dtype=np.int64)
+    sub = np.empty(min(max(max_fit_rows, 0), rows.shape[0]), dtype=np.int64)
     leaf_of_row = np.full(n_samples, -1, dtype=np.int32)
 
     capacity = 64
@@ -127,7 +132,7 @@ def grow_tree(
     category = np.empty(rule_capacity, dtype=np.int32)
     category_sets = np.empty((rule_capacity, 4), dtype=np.uint64)
     n_category_sets = np.zeros(1, dtype=np.int64)
-    n_rule_nodes = 0
+    n_rule_nodes = np.int64(0)  # not a literal: one compilation of grow_rule
 
     stack_capacity = 64
     stack_start = np.empty(stack_capacity, dtype=np.int64)
@@ -196,8 +201,9 @@ def grow_tree(
             else:
                 node_features = all_features.copy()
             min_leaf = min_leaf_count
-            if min_leaf_fraction > 0.0:
-                min_leaf = int(np.ceil(min_leaf_fraction * count))
+            if min_leaf_fraction > 0.0:  # of the rows the rule is fitted on
+                fitted = count if max_fit_rows <= 0 else min(count, max_fit_rows)
+                min_leaf = int(np.ceil(min_leaf_fraction * fitted))
             needed = n_rule_nodes + max_rule_nodes(rule_max_depth, count, min_leaf)
             if needed > rule_capacity:
                 rule_capacity = max(needed, 2 * rule_capacity)
@@ -242,6 +248,8 @@ def grow_tree(
                 category_sets,
                 n_category_sets,
                 n_rule_nodes,
+                max_fit_rows,
+                sub,
             )
             split = gain > min_gain and 0 < n_left < count
             if not split:

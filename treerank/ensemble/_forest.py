@@ -565,11 +565,12 @@ default=None
         joblib backend.
         """
         template = self._tree_template()
-        # "auto" resolved once, on the training rows: all the trees alike
-        template.min_samples_split = resolve_min_samples_split(
-            template.min_samples_split, np.count_nonzero(sample_weight > 0)
-        )
         n_draw = self._sample_size(X.shape[0])
+        # "auto" resolved once, on the rows of a tree's sample: all trees alike
+        template.min_samples_split = resolve_min_samples_split(
+            template.min_samples_split,
+            min(n_draw, np.count_nonzero(sample_weight > 0)),
+        )
         seeds = rng.randint(_MAX_SEED, size=self.n_estimators)
         aggregation_seed = int(rng.randint(_MAX_SEED))
         binning_seed = int(rng.randint(_MAX_SEED))

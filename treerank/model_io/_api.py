@@ -305,9 +305,12 @@ def _decode_leafrank(
     kind = encoded.get("class")
     if isinstance(kind, str) and kind in _PLAIN_LEAFRANKS:
         _object(encoded, what, ["class", "params"])
-        return _build(
-            _PLAIN_LEAFRANKS[kind], encoded["params"], not_saved, prefix, what
-        )
+        params = encoded["params"]
+        later = _LATER_PARAMS.get(kind, {})
+        if isinstance(params, dict) and later:
+            # a file written before the parameter existed: the behaviour it had
+            params = {**later, **params}
+        return _build(_PLAIN_LEAFRANKS[kind], params, not_saved, prefix, what)
     if kind == "ClassifierLeafRank":
         _object(encoded, what, ["class", "params", "estimator"])
         spec = _object(encoded["estimator"], f"{what}.estimator", ["class", "params"])
@@ -367,7 +370,9 @@ def _decode_leafrank(
 # parameters added after the current file format, with the value that gives
 # the behaviour of the files written before them
 _LATER_PARAMS = {
-    "RankingForest": {"multipartite": "thresholds", "leaf_scores": "rank"}
+    "RankingForest": {"multipartite": "thresholds", "leaf_scores": "rank"},
+    # rules were fitted on all the rows of a node
+    "LeafRank": {"max_samples": None},
 }
 
 
