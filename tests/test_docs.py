@@ -33,6 +33,7 @@ API_PAGES = {
     "treerank.exceptions": "exceptions.rst",
     "treerank.export": "export.rst",
     "treerank.inference": "inference.rst",
+    "treerank.inspection": "inspection.rst",
     "treerank.metrics": "metrics.rst",
     "treerank.model_io": "model_io.rst",
     "treerank.plotting": "plotting.rst",

@@ -13,7 +13,7 @@ import pytest
 
 HEAVY = ("sklearn", "scipy", "numba", "pandas", "matplotlib", "networkx", "joblib")
 
-COMMANDS = ["fit", "score", "export", "stability", "compare", "demo"]
+COMMANDS = ["fit", "score", "explain", "export", "stability", "compare", "demo"]
 
 
 def _imported_after(code):
@@ -82,6 +82,7 @@ def test_python_m_treerank_help_runs():
         "import treerank.utils._io, treerank.utils._progress",
         "import treerank.cli._text, treerank.cli",
         "import treerank.utils, treerank.metrics",
+        "import treerank.inspection; dir(treerank.inspection)",
         "import treerank; dir(treerank); treerank.__all__",
     ],
 )
@@ -91,14 +92,18 @@ def test_light_imports(code):
 
 def test_lazy_names_resolve_like_eager_imports():
     import treerank
+    import treerank.inspection
     import treerank.metrics
     import treerank.utils
+    from treerank.inspection._shapley import shapley_values
     from treerank.metrics._roc import roc_auc_score
     from treerank.utils._categorical import CategoryEncoder
 
     assert treerank.metrics.roc_auc_score is roc_auc_score
     assert treerank.utils.CategoryEncoder is CategoryEncoder
-    for package in (treerank, treerank.metrics, treerank.utils):
+    assert treerank.inspection.shapley_values is shapley_values
+    assert treerank.inspection is treerank.__getattr__("inspection")
+    for package in (treerank, treerank.metrics, treerank.utils, treerank.inspection):
         assert set(package.__all__) <= set(dir(package))
         for name in package.__all__:
             assert getattr(package, name) is not None

@@ -3,7 +3,7 @@
 The estimators (``TreeRank``, ``LeafRank``, ``LinearLeafRank``,
 ``MixedLeafRank``, ``ClassifierLeafRank``, ``RankingForest``) are importable
 from the top level; the subpackages
-(``treerank.metrics``, ``treerank.datasets``, ``treerank.aggregation``, ...)
+(``treerank.metrics``, ``treerank.inspection``, ``treerank.datasets``, ...)
 are loaded on first access, so ``import treerank`` stays light and never
 imports matplotlib.
 """
@@ -25,6 +25,7 @@ _SUBMODULES = [
     "exceptions",
     "export",
     "inference",
+    "inspection",
     "metrics",
     "model_io",
     "plotting",

@@ -1,7 +1,8 @@
 """Command-line interface: ``treerank <command> ...`` (also ``python -m treerank``).
 
 Commands: ``fit`` (learn a ranking tree or forest from a CSV file), ``score``
-(score a CSV file with a saved model, streamed in chunks), ``export`` (a saved
+(score a CSV file with a saved model, streamed in chunks), ``explain`` (reason
+codes of every row of a CSV file, streamed in chunks), ``export`` (a saved
 tree as DOT, JSON, text or PNG), ``stability`` (bootstrap instability of a
 ranking algorithm on a CSV file), ``compare`` (paired significance tests between
 rankers' scores in a CSV file) and ``demo``.
@@ -379,6 +380,20 @@ def _build_parser():
     _add_input_options(score)
     _add_output_options(score, default="-", what="CSV file of scores")
 
+    explain = command(
+        "explain",
+        "reason codes: why each row of a CSV file is ranked where it is",
+        description="For each row of a CSV file: its score and the --top features "
+        "that pull it down (or up) the most, with the row's value, the feature's "
+        "contribution (its Shapley value against a background sample) and the "
+        "condition the row met; streamed in chunks of --chunk-size rows.",
+    )
+    from treerank.cli._explain import add_explain_arguments
+
+    add_explain_arguments(explain)
+    _add_input_options(explain)
+    _add_output_options(explain, default="-", what="CSV file of reason codes")
+
     export = command("export", "export a saved ranking tree")
     export.add_argument("model", help="model file")
     export.add_argument(
@@ -485,6 +500,10 @@ def main(argv=None):
 
             run_demo(args.output_dir, random_state=args.random_state)
             return EXIT_OK
+        if args.command == "explain":
+            from treerank.cli._explain import run_explain
+
+            return run_explain(args)
         if args.command == "compare":
             from treerank.cli._compare import run_compare
 
