@@ -791,6 +791,7 @@ _FOREST_KEYS = [
 # written since the forest chooses how its trees score their leaves; a file
 # without them ranks leaves by rank (the only way there was)
 _FOREST_LEAF_SCORE_KEYS = ["leaf_scores", "rate_smoothing", "oob_leaf_scores"]
+"""Required in the files whose parameters include leaf_scores, absent before."""
 
 
 def _compact_calibration(calibration):
@@ -870,11 +871,18 @@ def _encode_forest(
 def _decode_forest(description, arrays, runtime):
     from treerank.aggregation import CellIndex, ConsensusInserter
 
+    params = description.get("params")
+    # a file written since the parameter leaf_scores exists holds the choice
+    # and its criterion; an older one holds neither (its trees rank by rank)
+    written_with_leaf_scores = isinstance(params, dict) and "leaf_scores" in params
     _object(
         description,
         "model.json",
-        [*_COMMON_KEYS, *_FOREST_KEYS],
-        optional=_FOREST_LEAF_SCORE_KEYS,
+        [
+            *_COMMON_KEYS,
+            *_FOREST_KEYS,
+            *(_FOREST_LEAF_SCORE_KEYS if written_with_leaf_scores else []),
+        ],
     )
     model = _decode_estimator(RankingForest, description, runtime)
     _decode_common(model, description)
