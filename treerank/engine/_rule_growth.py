@@ -22,6 +22,7 @@ from treerank.engine._binning import MISSING_BIN
 from treerank.engine._histogram import build_histograms, subtract_histograms
 from treerank.engine._jit import jit
 from treerank.engine._random import next_below, shuffle_prefix
+from treerank.engine._sorting import stable_argsort
 from treerank.engine._split_search import (
     child_term,
     search_categories,
@@ -422,7 +423,8 @@ def _grow_rule_on(
             set_row = n_category_sets[0]
             n_category_sets[0] += 1
             category_set = category_sets[set_row]
-            category_set[:] = 0
+            for word in range(4):
+                category_set[word] = 0
             trained_missing_left = np.bool_(False)  # not a literal (one compilation)
             for i in range(int(best[1])):
                 code = best_order[i]
@@ -581,7 +583,11 @@ def _grow_rule_on(
             ratio[i] = np.inf
         else:
             ratio[i] = -np.inf
-    ranking = np.argsort(-ratio, kind="mergesort")
+    for i in range(n_leaves):
+        ratio[i] = -ratio[i]  # decreasing ratio
+    ranking = stable_argsort(ratio, np.int64(n_leaves))
+    for i in range(n_leaves):
+        ratio[i] = -ratio[i]
     cumulative = 0.0
     gain = 0.0
     n_kept = 0
@@ -601,7 +607,10 @@ def _grow_rule_on(
         out_left_leaf[base + leaves[ranking[i]]] = 1
 
     # left leaves' rows first, each part in its original order
-    by_position = np.argsort(seg_start[leaves], kind="mergesort")
+    position = np.empty(n_leaves, dtype=np.float64)
+    for i in range(n_leaves):
+        position[i] = seg_start[leaves[i]]
+    by_position = stable_argsort(position, np.int64(n_leaves))
     n_left = 0
     n_left_rows = 0
     for side in range(2):

@@ -17,6 +17,7 @@ import numpy as np
 from treerank.engine._jit import jit
 from treerank.engine._random import shuffle_prefix
 from treerank.engine._rule_growth import grow_rule, max_rule_nodes
+from treerank.engine._sorting import stable_argsort
 
 __all__ = ["grow_tree"]
 
@@ -25,7 +26,8 @@ __all__ = ["grow_tree"]
 def _enlarge(array, size):
     """A copy of ``array`` with room for at least ``size`` entries."""
     out = np.empty(max(size, 2 * array.shape[0]), dtype=array.dtype)
-    out[: array.shape[0]] = array
+    for i in range(array.shape[0]):
+        out[i] = array[i]
     return out
 
 
@@ -33,7 +35,9 @@ def _enlarge(array, size):
 def _enlarge_rows(array, size):
     """A copy of a 2-d ``array`` with room for at least ``size`` rows."""
     out = np.empty((max(size, 2 * array.shape[0]), array.shape[1]), dtype=array.dtype)
-    out[: array.shape[0]] = array
+    for i in range(array.shape[0]):
+        for j in range(array.shape[1]):
+            out[i, j] = array[i, j]
     return out
 
 
@@ -197,7 +201,13 @@ def grow_tree(
         if split:
             if n_node_features < n_features:
                 shuffle_prefix(all_features, n_node_features, state)
-                node_features = np.sort(all_features[:n_node_features])
+                drawn = np.empty(n_node_features, dtype=np.float64)
+                for j in range(n_node_features):
+                    drawn[j] = all_features[j]
+                ranks = stable_argsort(drawn, np.int64(n_node_features))
+                node_features = np.empty(n_node_features, dtype=np.int64)
+                for j in range(n_node_features):
+                    node_features[j] = all_features[ranks[j]]
             else:
                 node_features = all_features.copy()
             min_leaf = min_leaf_count
