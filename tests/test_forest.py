@@ -242,7 +242,9 @@ def test_forest_beats_a_single_tree():
     squares = NestedSquares()
     X_test, y_test = squares.sample(20000, random_state=TEST_SEED)
     results = _tree_and_forest(squares, 1, X_test, y_test)
-    assert results[1, 0] >= results[0, 0] + 0.005
+    # a small axis-aligned tree is optimal here, and the default tree ranks
+    # like a tuned CART: the forest gains little (see the slow test below)
+    assert results[1, 0] >= results[0, 0] + 0.001
     assert results[1, 1] < results[0, 1]
 
 
@@ -250,7 +252,7 @@ def test_forest_beats_a_single_tree():
 @pytest.mark.parametrize(
     ("model", "n_sets", "min_gain"),
     [
-        (NestedSquares(), 20, 0.008),
+        (NestedSquares(), 20, 0.002),
         (GaussianMeanShift(n_features=5, separation=1.5), 5, 0.04),
         (GaussianScale(), 5, 0.08),
     ],
@@ -262,13 +264,14 @@ def test_forest_beats_a_single_tree_over_training_sets(model, n_sets, min_gain):
     The forest issue's target was a gain of 0.01 or more. The gain cannot
     exceed the single tree's distance to AUC*, and on nested squares (whose
     optimal scorer is itself a small axis-aligned tree) the default tree is
-    already within 0.0155 of AUC* on 2,000 rows. With the deep defaults chosen
-    on real data (``benchmarks/results/real_data.md``) the forest ends 0.0065
-    from AUC* and gains 0.0090 on average over 20 training sets (standard error
-    0.0008; ``benchmarks/bench_forest_gain.py``); with the earlier shallow
-    defaults it gained 0.0104. So on this design the test asks for a gain of
-    0.008 and a forest within 0.01 of AUC*; the Gaussian designs, where one
-    axis-aligned tree is far from the optimum, gain far more.
+    within 0.010 of AUC* on 2,000 rows since its splitter was made to rank like
+    a tuned CART (issue 23; it was 0.0155 before). The forest ends 0.0068 from
+    AUC* and gains 0.0032 on average over 20 training sets (standard error
+    0.0007, from -0.0002 to +0.008; against the earlier tree it gained 0.0090).
+    So on this design the test asks for a gain of 0.002 on average and a forest
+    within 0.01 of AUC*; the Gaussian designs, where one axis-aligned tree is
+    far from the optimum, gain far more, on every training set (+0.048 and
+    +0.17 on average).
     """
     X_test, y_test = model.sample(20000, random_state=TEST_SEED)
     results = np.array(
@@ -276,9 +279,10 @@ def test_forest_beats_a_single_tree_over_training_sets(model, n_sets, min_gain):
     )
     gains = results[:, 1, 0] - results[:, 0, 0]
     assert gains.mean() >= min_gain
-    assert np.all(gains > 0)
     if isinstance(model, NestedSquares):
         assert model.optimal_auc() - results[:, 1, 0].mean() < 0.01
+    else:
+        assert np.all(gains > 0)
     assert results[:, 1, 1].mean() < results[:, 0, 1].mean()
 
 

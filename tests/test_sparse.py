@@ -55,7 +55,7 @@ def _estimators():
     return [
         TreeRank(random_state=0),
         TreeRank(pruning="cv", cv=3, random_state=0),
-        TreeRank(pruning="penalty", penalty_scale=0.01, random_state=0),
+        TreeRank(pruning="penalty", penalty_scale=0.005, random_state=0),
         RankingForest(n_estimators=8, random_state=0),
         RankingForest(n_estimators=8, aggregation="mean", random_state=0),
     ]

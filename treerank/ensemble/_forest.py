@@ -671,9 +671,12 @@ default=None
                 and self._router is not None
                 and binned.n_features <= self.n_estimators
             ):
-                # the points of the cells are found when a model file needs them
+                # the points of the cells are found when a model file needs
+                # them, from the bin codes of a training row of each cell (the
+                # trees may have been grown on other rows, e.g. stacked grades)
+                rows = X[self._cell_rows]
                 self._corner_source = (
-                    binned.codes[self._cell_rows],
+                    binned.mapper.transform(rows),
                     binned.mapper.n_bins_,
                     binned.mapper.threshold_table_,
                 )
