@@ -31,11 +31,10 @@ from treerank.engine import Router, find_cell_corners, route_binned, threshold_g
 from treerank.ensemble._leaf_scores import (
     leaf_midranks,
     leaf_positions,
-    mean_borda_scores,
-    mean_leaf_values,
     rank_leaf_values,
     rate_leaf_values,
 )
+from treerank.ensemble._leaf_tables import LeafTable
 from treerank.ensemble._multipartite import fit_graded_forest, is_graded_target
 from treerank.metrics._roc import roc_auc_score
 from treerank.tree._classes import (
@@ -773,7 +772,8 @@ default=None
         if self._leaf_position_table is None:
             return leaf_ranks
         table, offsets = self._leaf_position_table
-        return table[leaf_ranks + offsets[None, :]].astype(np.int32)
+        positions = LeafTable.from_flat(table.astype(np.int32, copy=False), offsets)
+        return positions.gather(leaf_ranks)
 
     def _aggregate(self, leaf_ranks, sample_weight, seed):
         self.consensus_objective_ = None
@@ -913,10 +913,12 @@ default=None
         return out
 
     def _raw_scores(self, leaf_ranks):
+        # compiled means, the same operations as mean_leaf_values and
+        # mean_borda_scores (the trees added in order)
         if self.aggregation == "mean":
-            return mean_leaf_values(leaf_ranks, self.leaf_values_)
+            return LeafTable(self.leaf_values_).mean(leaf_ranks)
         if self.aggregation == "borda":
-            return mean_borda_scores(leaf_ranks, self._midranks)
+            return LeafTable(self._midranks).mean(leaf_ranks)
         return self._median_scores(leaf_ranks)
 
     def _median_scores(self, leaf_ranks):
@@ -942,7 +944,7 @@ default=None
                 position[~seen] = self._insert(rows[~seen])
         scores = -2.0 * position
         if self.tie_breaking == "mean":  # leaf values lie in [0, 1]
-            scores += 0.9 * (mean_leaf_values(rows, self.leaf_values_) - 0.5)
+            scores += 0.9 * (LeafTable(self.leaf_values_).mean(rows) - 0.5)
         return scores
 
     def _insert(self, rows):
