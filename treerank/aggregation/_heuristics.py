@@ -30,8 +30,8 @@ import numpy as np
 
 from treerank.aggregation._kernels import (
     _borda_kernel,
+    _compiled_for,
     _mean_rank_kernel,
-    _use_compiled,
 )
 
 __all__ = []
@@ -47,7 +47,7 @@ def _dense_from_keys(keys):
 def _borda_costs(data):
     """Weighted Borda cost of each item (mass above + half the tied mass)."""
     masses = data.item_weights
-    if _use_compiled(data.n_items, data.n_rankings):
+    if _compiled_for(data):
         return _borda_kernel(data.ranks, data.n_buckets, masses, data.ranking_weights)
     costs = np.zeros(data.n_items)
     for b in range(data.n_rankings):
@@ -70,7 +70,7 @@ def _borda(data):
 
 def _mean_rank(data):
     scale = np.maximum(data.n_buckets, 1).astype(np.float64)
-    if _use_compiled(data.n_items, data.n_rankings):
+    if _compiled_for(data):
         keys = _mean_rank_kernel(data.ranks, scale, data.ranking_weights)
         return _dense_from_keys(keys)
     normalized = data.ranks / scale[:, None]

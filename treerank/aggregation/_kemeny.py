@@ -237,12 +237,7 @@ def _check_bool(value, name):
 
 def _exact_arithmetic(data):
     """Whether every partial sum of the objective is exact in float64."""
-    masses, weights = data.item_weights, data.ranking_weights
-    return (
-        bool(np.all(masses == np.floor(masses)))
-        and bool(np.all(weights == np.floor(weights)))
-        and data.total_weight * float(masses.sum()) ** 2 < 2.0**52
-    )
+    return data.exact
 
 
 def _best_of(candidates, data):

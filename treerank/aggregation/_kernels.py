@@ -24,10 +24,27 @@ __all__ = []
 # problems with n_items * n_rankings below this use the numpy solvers, so that
 # small fits (the demo, most tests) never wait for a first compilation
 _COMPILED_MIN_SIZE = 1 << 17
+# with exact arithmetic (integral masses and weights, every sum below 2^52) the
+# kernels give the numpy solvers' results to the last bit, and take over from
+# problems 2^7 times smaller: a small forest's median then costs no more per
+# entry than a large one's (numpy's fixed cost per call dominates below that)
+_EXACT_SIZE_SHIFT = 7
 
 
-def _use_compiled(n_items, n_rankings):
-    return n_items * n_rankings >= _COMPILED_MIN_SIZE
+def _use_compiled(n_items, n_rankings, exact=False):
+    """Whether a problem of this size runs in compiled code.
+
+    ``exact``: whether its arithmetic is exact (``_RankingData.exact``).
+    """
+    size = n_items * n_rankings
+    if exact:
+        return size >= _COMPILED_MIN_SIZE >> _EXACT_SIZE_SHIFT
+    return size >= _COMPILED_MIN_SIZE
+
+
+def _compiled_for(data):
+    """Whether the median of a ``_RankingData`` runs in compiled code."""
+    return _use_compiled(data.n_items, data.n_rankings, data.exact)
 
 
 def _weight_groups(data):

@@ -59,9 +59,9 @@ from treerank.aggregation._bucket_order import _dot
 from treerank.aggregation._kernels import (
     _batch_kernel,
     _best_moves_kernel,
+    _compiled_for,
     _count_overlaps,
     _gather_sorted,
-    _use_compiled,
     _weight_groups,
     _window_sums_kernel,
 )
@@ -461,7 +461,7 @@ def _run_local_search(data, consensus, objective, *, window, max_iter, tol=0.0):
     """The compiled search on large problems, the numpy one on small ones."""
     search = (
         _local_search_compiled
-        if _use_compiled(data.n_items, data.n_rankings)
+        if _compiled_for(data)
         else _local_search
     )
     return search(data, consensus, objective, window=window, max_iter=max_iter, tol=tol)
