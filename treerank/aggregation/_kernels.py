@@ -66,7 +66,7 @@ def _count_lt_le(x, y):
     """Number of entries with x < y, and with x <= y (views of equal length)."""
     lt = 0
     le = 0
-    for t in range(x.shape[0]):
+    for t in range(np.uint64(x.shape[0])):  # unsigned: no wraparound test
         lt += x[t] < y[t]
         le += x[t] <= y[t]
     return lt, le
@@ -77,7 +77,7 @@ def _count_lt_gt(x, y):
     """Number of entries with x < y, and with x > y (views of equal length)."""
     lt = 0
     gt = 0
-    for t in range(x.shape[0]):
+    for t in range(np.uint64(x.shape[0])):
         lt += x[t] < y[t]
         gt += x[t] > y[t]
     return lt, gt
@@ -88,7 +88,7 @@ def _count_below(x, lower, upper):
     """Number of entries with x < lower, and with x < upper."""
     lt = 0
     lu = 0
-    for t in range(x.shape[0]):
+    for t in range(np.uint64(x.shape[0])):
         lt += x[t] < lower[t]
         lu += x[t] < upper[t]
     return lt, lu
@@ -197,12 +197,12 @@ def _gather_sorted(ranks_t, order):
     block = 64
     for begin in range(0, n_items, block):
         end = min(begin + block, n_items)
-        for p in range(begin, end):
-            i = order[p]
-            for b in range(n_rankings):
+        for p in range(np.uint64(begin), np.uint64(end)):
+            i = np.uint64(order[p])
+            for b in range(np.uint64(n_rankings)):
                 sorted_t[p, b] = ranks_t[i, b]
-        for b in range(n_rankings):
-            for p in range(begin, end):
+        for b in range(np.uint64(n_rankings)):
+            for p in range(np.uint64(begin), np.uint64(end)):
                 sorted_r[b, p] = sorted_t[p, b]
     return sorted_t, sorted_r
 
@@ -256,9 +256,11 @@ def _compare_rows(ranks_t, j, i, group_bounds, group_values):
         # one ranking weight: integer counts over whole rows (vectorized)
         lt = 0
         le = 0
-        for b in range(ranks_t.shape[1]):
-            x = ranks_t[j, b]
-            y = ranks_t[i, b]
+        row_j = np.uint64(j)
+        row_i = np.uint64(i)
+        for b in range(np.uint64(ranks_t.shape[1])):
+            x = ranks_t[row_j, b]
+            y = ranks_t[row_i, b]
             lt += x < y
             le += x <= y
         return group_values[0] * lt, group_values[0] * le
@@ -396,12 +398,14 @@ def _window_sums_kernel(
                     table[base + np.int64(ranks[b, j])] += masses[j]
                 for k in range(offset[t] + 1, offset[t + 1]):
                     table[k] += table[k - 1]
-            for p in range(n_pairs):
-                t = pair_row[p]
-                r = np.int64(ranks[b, pair_query[p]]) - low[t]
+            ranking = np.uint64(b)
+            for p in range(np.uint64(n_pairs)):
+                t = np.uint64(pair_row[p])
+                r = np.int64(ranks[ranking, np.uint64(pair_query[p])]) - low[t]
                 limit = span[t]
-                group_better[p] += table[offset[t] + min(max(r, 0), limit)]
-                group_atmost[p] += table[offset[t] + min(max(r + 1, 0), limit)]
+                base = np.uint64(offset[t])
+                group_better[p] += table[base + np.uint64(min(max(r, 0), limit))]
+                group_atmost[p] += table[base + np.uint64(min(max(r + 1, 0), limit))]
         for p in range(n_pairs):
             better[pair_item[p], pair_slot[p]] += value * group_better[p]
             atmost[pair_item[p], pair_slot[p]] += value * group_atmost[p]
@@ -518,11 +522,7 @@ def _best_moves_kernel(
 # ----------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
 def _sign(x):
-    if x < 0.0:
-        return -1
-    if x > 0.0:
-        return 1
-    return 0
+    return np.int64(x > 0.0) - np.int64(x < 0.0)
 
 
 @njit(cache=True, nogil=True)
@@ -566,12 +566,16 @@ def _batch_kernel(
     group_bounds,
     group_values,
     total_weight,
+    exact,
 ):
     """Correction of the chosen moves' overlapping pairs and the dominated moves.
 
     Returns (correction, dominated): the sum over pairs of chosen moves whose
     spans intersect of the non-additive part of moving both items, and, per
-    move, whether a better-ranked chosen move overlaps it.
+    move, whether a better-ranked chosen move overlaps it. The part of a pair
+    is zero when one item's move does not change the pair's relation whatever
+    the other does (``exact``: the pair's costs are exact, so the four terms
+    cancel to zero), and its rows are then not compared.
     """
     n_moves = lo.shape[0]
     n = chosen.shape[0]
@@ -581,32 +585,54 @@ def _batch_kernel(
         los[c] = lo[chosen[c]]
     order = np.argsort(los, kind="mergesort")
     sorted_lo = los[order]
-    # the moved items' rows, in the order of the sweep (contiguous reads)
+    # the moves in the order of the sweep: their rows, ranks, keys and masses
+    # in contiguous arrays (the inner loop reads them at d = c + 1, c + 2, ...)
     n_rankings = ranks_t.shape[1]
     rows = np.empty((n, n_rankings), dtype=ranks_t.dtype)
+    move_rank = np.empty(n, dtype=np.int64)
+    old_key = np.empty(n, dtype=np.float64)
+    new_key = np.empty(n, dtype=np.float64)
+    mass = np.empty(n, dtype=np.float64)
+    sweep_dominated = np.zeros(n, dtype=np.bool_)
     for c in range(n):
-        item = move_item[chosen[order[c]]]
+        move = chosen[order[c]]
+        item = move_item[move]
         for b in range(n_rankings):
             rows[c, b] = ranks_t[item, b]
+        move_rank[c] = rank[move]
+        old_key[c] = old[item]
+        new_key[c] = new[item]
+        mass[c] = masses[item]
     correction = 0.0
     for c in range(n):
         a = chosen[order[c]]
         end = np.searchsorted(sorted_lo, hi[a], side="right")
-        for d in range(c + 1, end):
-            e = chosen[order[d]]
-            if rank[a] > rank[e]:
-                dominated[a] = True
-            else:
-                dominated[e] = True
-            i = move_item[a]
-            j = move_item[e]
+        rank_c = move_rank[c]
+        new_c = new_key[c]
+        old_c = old_key[c]
+        dominated_c = False
+        for d in range(np.uint64(c + 1), np.uint64(end)):
+            # without branches: the outcomes are not predictable
+            above = rank_c > move_rank[d]
+            dominated_c |= above
+            sweep_dominated[d] |= not above
+            new_new = _sign(new_c - new_key[d])
+            new_old = _sign(new_c - old_key[d])
+            old_new = _sign(old_c - new_key[d])
+            old_old = _sign(old_c - old_key[d])
+            if exact and (
+                (new_new == new_old and old_new == old_old)
+                or (new_new == old_new and new_old == old_old)
+            ):
+                continue
             better = 0.0
             worse = 0.0
             if group_values.shape[0] == 1:
                 lt = 0
                 gt = 0
-                for b in range(n_rankings):
-                    x = rows[c, b]
+                row_c = np.uint64(c)
+                for b in range(np.uint64(n_rankings)):
+                    x = rows[row_c, b]
                     y = rows[d, b]
                     lt += x < y
                     gt += x > y
@@ -622,10 +648,14 @@ def _batch_kernel(
                 better += value * lt
                 worse += value * gt
             corr = (
-                _pair_cost(better, worse, total_weight, _sign(new[i] - new[j]))
-                - _pair_cost(better, worse, total_weight, _sign(new[i] - old[j]))
-                - _pair_cost(better, worse, total_weight, _sign(old[i] - new[j]))
-                + _pair_cost(better, worse, total_weight, _sign(old[i] - old[j]))
+                _pair_cost(better, worse, total_weight, new_new)
+                - _pair_cost(better, worse, total_weight, new_old)
+                - _pair_cost(better, worse, total_weight, old_new)
+                + _pair_cost(better, worse, total_weight, old_old)
             )
-            correction += masses[i] * masses[j] * corr
+            correction += mass[c] * mass[d] * corr
+        sweep_dominated[c] |= dominated_c
+    for c in range(n):
+        if sweep_dominated[c]:
+            dominated[chosen[order[c]]] = True
     return correction, dominated

@@ -322,10 +322,17 @@ def _best_moves_compiled(data, consensus, items, window, groups, rtol=1e-12):
     # a bucket gets a prefix table when comparing its members with the items
     # around it (about size^2 row comparisons) costs more than a table of the
     # ranks its members span (at most K per ranking)
-    mean_buckets = float(np.mean(data.n_buckets))
-    tables = (sizes > 2 * _SMALL_MAX) & (
-        sizes.astype(np.float64) ** 2 > 2.0 * mean_buckets
-    )
+    if data.exact:
+        # exact sums: both ways give the same masses, so take the cheaper one
+        # (measured: a comparison of a member costs about 10 + B / 16 table
+        # look-ups, a query of a table B look-ups)
+        n_rankings = data.n_rankings
+        tables = sizes * (10.0 + n_rankings / 16.0) >= n_rankings
+    else:
+        mean_buckets = float(np.mean(data.n_buckets))
+        tables = (sizes > 2 * _SMALL_MAX) & (
+            sizes.astype(np.float64) ** 2 > 2.0 * mean_buckets
+        )
     sorted_buckets = consensus[order]
     sorted_masses = data.item_weights[order]
     slots = np.sort(position[items])
@@ -407,6 +414,7 @@ def _apply_batch_compiled(data, consensus, moves, groups):
         bounds,
         values,
         data.total_weight,
+        data.exact,
     )
     delta = -float(gain[chosen].sum()) + correction
     independent = np.zeros(n_moves, dtype=bool)
@@ -459,9 +467,5 @@ def _local_search_compiled(data, consensus, objective, *, window, max_iter, tol=
 
 def _run_local_search(data, consensus, objective, *, window, max_iter, tol=0.0):
     """The compiled search on large problems, the numpy one on small ones."""
-    search = (
-        _local_search_compiled
-        if _compiled_for(data)
-        else _local_search
-    )
+    search = _local_search_compiled if _compiled_for(data) else _local_search
     return search(data, consensus, objective, window=window, max_iter=max_iter, tol=tol)
