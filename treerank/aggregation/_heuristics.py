@@ -31,6 +31,8 @@ import numpy as np
 from treerank.aggregation._kernels import (
     _borda_kernel,
     _compiled_for,
+    _copeland_kernel,
+    _kwiksort_kernel,
     _mean_rank_kernel,
 )
 
@@ -78,6 +80,9 @@ def _mean_rank(data):
 
 
 def _copeland(data):
+    if data.exact and _compiled_for(data):  # exact sums: the same scores
+        score = _copeland_kernel(data.ranks_t, data.item_weights, data.ranking_weights)
+        return _dense_from_keys(-score)  # the draw with itself left out
     n_items = data.n_items
     ranks = data.ranks_t
     masses = data.item_weights
@@ -101,6 +106,17 @@ def _copeland(data):
 
 def _kwiksort(data, rng):
     """One randomized KwikSort run, all groups of a level at once."""
+    if data.exact and _compiled_for(data):
+        # the compiled run, on the draws the numpy run would make: at most one
+        # per item, drawn ahead; the generator then advances by those used
+        state = rng.get_state()
+        uniforms = rng.random_sample(data.n_items)
+        position, used = _kwiksort_kernel(
+            data.ranks_t, data.ranking_weights, data.total_weight, uniforms
+        )
+        rng.set_state(state)
+        rng.random_sample(used)
+        return _dense_from_keys(position)
     n_items = data.n_items
     ranks = data.ranks_t
     total_weight = data.total_weight

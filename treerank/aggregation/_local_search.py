@@ -62,6 +62,7 @@ from treerank.aggregation._kernels import (
     _compiled_for,
     _count_overlaps,
     _gather_sorted,
+    _local_search_kernel,
     _weight_groups,
     _window_sums_kernel,
 )
@@ -465,7 +466,37 @@ def _local_search_compiled(data, consensus, objective, *, window, max_iter, tol=
     return consensus, objective, n_passes, converged
 
 
+def _local_search_exact(data, consensus, objective, *, window, max_iter, tol=0.0):
+    """:func:`_local_search_compiled` for exact arithmetic, passes included.
+
+    With integral weights every sum of a pass is exact, so the whole search
+    runs in one kernel (:func:`._kernels._local_search_kernel`): the same
+    passes and result, without numpy's fixed cost per call between them.
+    """
+    bounds, values = _weight_groups(data)
+    consensus, objective, n_passes, converged = _local_search_kernel(
+        data.ranks_t,
+        data.item_weights,
+        bounds,
+        values,
+        data.total_weight,
+        np.asarray(consensus, dtype=np.int64),
+        float(objective),
+        int(window),
+        int(max_iter),
+        float(tol),
+        1e-12,
+        _MAX_BATCH_PAIRS,
+    )
+    return consensus.astype(np.intp), objective, int(n_passes), bool(converged)
+
+
 def _run_local_search(data, consensus, objective, *, window, max_iter, tol=0.0):
     """The compiled search on large problems, the numpy one on small ones."""
-    search = _local_search_compiled if _compiled_for(data) else _local_search
+    if not _compiled_for(data):
+        search = _local_search
+    elif data.exact:
+        search = _local_search_exact
+    else:
+        search = _local_search_compiled
     return search(data, consensus, objective, window=window, max_iter=max_iter, tol=tol)
