@@ -181,7 +181,9 @@ SPARSE_BLOCK_BYTES = 1 << 23
 
 def _row_block(n_features):
     """Rows routed together: their values stay in the first-level cache."""
-    return max(_MIN_ROW_BLOCK, min(_ROW_BLOCK, _BLOCK_BYTES // (8 * max(n_features, 1))))
+    return max(
+        _MIN_ROW_BLOCK, min(_ROW_BLOCK, _BLOCK_BYTES // (8 * max(n_features, 1)))
+    )
 
 
 @jit
