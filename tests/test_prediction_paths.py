@@ -118,7 +118,6 @@ def test_routing_matches_the_node_by_node_traversal(design, monkeypatch):
     assert np.array_equal(forest.apply(X_test), expected)
     # blocks of a few rows (the last one partial): the same leaves
     monkeypatch.setattr(_routing, "_ROW_BLOCK", 7)
-    monkeypatch.setattr(_routing, "_MIN_ROW_BLOCK", 7)
     assert np.array_equal(forest.apply(X_test), expected)
     # a row's leaves depend on that row alone
     rows = [0, 3, 17]
@@ -142,13 +141,14 @@ def test_rows_with_and_without_missing_values_in_one_block(rng):
     assert np.array_equal(forest.apply(masked), reference_leaf_ranks(forest, masked))
 
 
-def test_wide_rows_are_routed_in_small_blocks():
-    # 600 features: blocks of _MIN_ROW_BLOCK rows keep a block's values small
-    assert _routing._row_block(600) == _routing._MIN_ROW_BLOCK
-    assert _routing._row_block(20) == _routing._ROW_BLOCK
+def test_wide_rows(monkeypatch):
+    # 600 features, and sparse blocks capped by their bytes (3 rows)
     X, y = make_classification(700, 600, n_informative=6, random_state=5)
     forest = RankingForest(n_estimators=4, random_state=0).fit(X[:400], y[:400])
-    assert np.array_equal(forest.apply(X[400:]), reference_leaf_ranks(forest, X[400:]))
+    expected = reference_leaf_ranks(forest, X[400:])
+    assert np.array_equal(forest.apply(X[400:]), expected)
+    monkeypatch.setattr(_routing, "SPARSE_BLOCK_BYTES", 3 * 8 * 600)
+    assert np.array_equal(forest.apply(sp.csr_matrix(X[400:])), expected)
 
 
 # ----------------------------------------------------------------------------

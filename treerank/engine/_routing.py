@@ -172,18 +172,12 @@ CATEGORICAL = np.uint32(1 << 30)
 """Flag of a decision's test word: the split is on category codes."""
 _FEATURE_MASK = np.uint32((1 << 30) - 1)
 
-_ROW_BLOCK = 256  # most rows routed through one tree before the next tree
-_BLOCK_BYTES = 1 << 16  # ... and at most this many bytes of their values
-_MIN_ROW_BLOCK = 32
+# rows routed through one tree before the next tree: a row reads only the
+# features its path tests, so even wide rows keep a block's working set small
+# (measured best at 256 for 20 to 212 features and trees of 13 to 500 leaves)
+_ROW_BLOCK = 256
 SPARSE_BLOCK_BYTES = 1 << 23
 """Largest dense block of rows of a sparse X while it is routed (8 MiB)."""
-
-
-def _row_block(n_features):
-    """Rows routed together: their values stay in the first-level cache."""
-    return max(
-        _MIN_ROW_BLOCK, min(_ROW_BLOCK, _BLOCK_BYTES // (8 * max(n_features, 1)))
-    )
 
 
 @jit
@@ -497,7 +491,7 @@ class Router:
             X = np.ascontiguousarray(X, dtype=np.float64)
         if out is None:
             out = np.empty((X.shape[0], self.n_trees), dtype=np.int32)
-        rows = _row_block(X.shape[1])
+        rows = _ROW_BLOCK
         general = getattr(self, "general", None)
         if general is None:  # a router pickled before the flag existed
             general = bool(np.any(self.tests & CATEGORICAL))
