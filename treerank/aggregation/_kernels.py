@@ -930,6 +930,7 @@ def _local_search_kernel(
     tol,
     rtol,
     max_batch_pairs,
+    exact,
 ):
     """``_local_search._local_search_compiled`` with its passes in compiled code.
 
@@ -938,7 +939,8 @@ def _local_search_kernel(
     whatever its order, and that one is added as numpy adds it
     (:func:`_numpy_sum`). Sorting by consensus bucket is a counting sort (the
     stable order numpy's argsort gives). Returns (consensus, objective,
-    n_passes, converged).
+    n_passes, converged). ``exact`` must be True (a typed argument, so that
+    the batch kernel is the one compiled for the other searches).
     """
     n_items, n_rankings = ranks_t.shape
     scale = 0.0
@@ -1033,31 +1035,37 @@ def _local_search_kernel(
             active = np.arange(n_items)
             full = True
             continue
-        # the moves by item (the movers' slots are distinct items)
-        moved = np.empty(n_moves, dtype=np.int64)
-        from_slot = np.empty(n_moves, dtype=np.int64)
-        m = 0
+        # the moves by item (the movers are distinct items: no sort needed)
+        slot_of = np.full(n_items, -1, dtype=np.int64)
         for a in range(n_slots):
             if mover[a]:
-                moved[m] = order[slots[a]]
-                from_slot[m] = a
-                m += 1
-        by_item = np.argsort(moved, kind="mergesort")
-        item = moved[by_item]
+                slot_of[order[slots[a]]] = a
+        item = np.empty(n_moves, dtype=np.int64)
         gain = np.empty(n_moves, dtype=np.float64)
         key = np.empty(n_moves, dtype=np.float64)
         lo = np.empty(n_moves, dtype=np.int64)
         hi = np.empty(n_moves, dtype=np.int64)
         threshold = np.empty(n_moves, dtype=np.float64)
+        m = 0
+        for i in range(n_items):
+            if slot_of[i] < 0:
+                continue
+            item[m] = i
+            m += 1
         for m in range(n_moves):
-            a = from_slot[by_item[m]]
+            a = slot_of[item[m]]
             gain[m] = gain_all[a]
             key[m] = key_all[a]
             lo[m] = lo_all[a]
             hi[m] = hi_all[a]
             threshold[m] = threshold_all[a]
         # --- the batch (_apply_batch_compiled)
-        priority = np.argsort(-gain, kind="mergesort")  # ties: by item
+        # by decreasing gain, ties by item: the gains are positive, so their
+        # bits order them as integers (the int64 sort the other kernels use)
+        gain_bits = np.empty(n_moves, dtype=np.int64)
+        for m in range(n_moves):
+            gain_bits[m] = -gain[m : m + 1].view(np.int64)[0]
+        priority = np.argsort(gain_bits, kind="mergesort")
         rank = np.empty(n_moves, dtype=np.int64)
         for m in range(n_moves):
             rank[priority[m]] = m
@@ -1066,7 +1074,15 @@ def _local_search_kernel(
             if _count_overlaps(lo, hi, priority[:batch]) <= max_batch_pairs:
                 break
             batch //= 2
-        chosen = np.sort(priority[:batch])
+        in_batch = np.zeros(n_moves, dtype=np.bool_)
+        for c in range(batch):
+            in_batch[priority[c]] = True
+        chosen = np.empty(batch, dtype=np.int64)
+        c = 0
+        for m in range(n_moves):
+            if in_batch[m]:
+                chosen[c] = m
+                c += 1
         old = consensus.astype(np.float64)
         new = old.copy()
         for c in range(batch):
@@ -1084,7 +1100,7 @@ def _local_search_kernel(
             group_bounds,
             group_values,
             total_weight,
-            True,
+            exact,  # an argument, not the literal True: no second compilation
         )
         gain_sum = 0.0
         tolerance_terms = np.empty(batch, dtype=np.float64)
@@ -1135,8 +1151,12 @@ def _local_search_kernel(
             if is_active[i]:
                 active[n_active] = i
                 n_active += 1
-        # dense buckets of the new keys (np.unique's inverse)
-        by_key = np.argsort(keys, kind="mergesort")
+        # dense buckets of the new keys (np.unique's inverse); the keys are
+        # multiples of 1/4, so four times them order them as integers
+        quarters = np.empty(n_items, dtype=np.int64)
+        for i in range(n_items):
+            quarters[i] = np.int64(4.0 * keys[i])
+        by_key = np.argsort(quarters, kind="mergesort")
         bucket = -1
         previous = 0.0
         for p in range(n_items):

@@ -63,6 +63,7 @@ from treerank.aggregation._kernels import (
     _count_overlaps,
     _gather_sorted,
     _local_search_kernel,
+    _use_compiled,
     _weight_groups,
     _window_sums_kernel,
 )
@@ -487,15 +488,22 @@ def _local_search_exact(data, consensus, objective, *, window, max_iter, tol=0.0
         float(tol),
         1e-12,
         _MAX_BATCH_PAIRS,
+        True,
     )
     return consensus.astype(np.intp), objective, int(n_passes), bool(converged)
 
 
 def _run_local_search(data, consensus, objective, *, window, max_iter, tol=0.0):
-    """The compiled search on large problems, the numpy one on small ones."""
+    """The compiled search on large problems, the numpy one on small ones.
+
+    Exact problems below the size of large ones (where numpy's fixed cost per
+    call between the passes would dominate) run the whole search in one
+    kernel; larger ones run pass by pass (the same result), so that a default
+    forest's first fit does not compile that kernel too (about 3 s).
+    """
     if not _compiled_for(data):
         search = _local_search
-    elif data.exact:
+    elif data.exact and not _use_compiled(data.n_items, data.n_rankings):
         search = _local_search_exact
     else:
         search = _local_search_compiled
