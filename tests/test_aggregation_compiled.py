@@ -319,3 +319,154 @@ def test_compiled_recoding_matches_numpy(rng, monkeypatch, weights):
         assert np.array_equal(getattr(found, name), getattr(expected, name)), name
         assert getattr(found, name).dtype == getattr(expected, name).dtype, name
     assert found.ranks_t.flags["C_CONTIGUOUS"] and found.ranks.flags["C_CONTIGUOUS"]
+
+
+# ----------------------------------------------------------------------------
+# exact arithmetic: compiled from small sizes on, the whole search compiled
+# ----------------------------------------------------------------------------
+def test_numpy_sum_replica_matches_ndarray_sum(rng):
+    for n in [*range(0, 300), 511, 512, 513, 1023, 4097, 10_000, 65_537]:
+        values = rng.standard_normal(n) * 10.0 ** rng.integers(-8, 8, size=n)
+        assert _kernels._numpy_sum(values) == values.sum(), n
+
+
+def test_candidate_columns_kernel_matches_numpy():
+    from treerank.aggregation._local_search import _candidate_columns
+
+    for window in range(0, 40):
+        expected = _candidate_columns(window)
+        assert np.array_equal(_kernels._candidate_columns_kernel(window), expected)
+
+
+def test_exact_arithmetic_dispatch(rng):
+    rankings = tree_like(rng, 300, 5, 0.2)  # 1,500 entries
+    exact = _RankingData(rankings, None, rng.integers(1, 4, size=300))
+    fractional = _RankingData(rankings, None, rng.random(300) + 0.5)
+    assert exact.exact and not fractional.exact
+    assert _kernels._compiled_for(exact) and not _kernels._compiled_for(fractional)
+    too_large = _RankingData(rankings, None, np.full(300, 2.0**21))
+    assert not too_large.exact  # W (sum m)^2 reaches 2^52
+    tiny = _RankingData(rankings[:, :100], None, None)  # 500 entries
+    assert tiny.exact and not _kernels._compiled_for(tiny)
+
+
+def test_compiled_copeland_and_kwiksort_match_numpy(rng, monkeypatch):
+    from treerank.aggregation._heuristics import _copeland, _kwiksort
+    from treerank.aggregation._kemeny import _kwiksort_best
+
+    for trial in range(60):
+        n_items = int(rng.integers(1, 250))
+        n_rankings = int(rng.integers(1, 9))
+        rankings = rng.integers(0, int(rng.integers(1, 15)), (n_rankings, n_items))
+        weights = None if trial % 2 else rng.integers(1, 4, n_rankings)
+        data = _RankingData(rankings, weights, rng.integers(1, 5, n_items))
+        results = []
+        for minimum in (1 << 62, 0):
+            monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", minimum)
+            generator = np.random.RandomState(trial)
+            runs = [_kwiksort(data, generator) for _ in range(2)]
+            runs.append(_kwiksort_best(data, generator, 5))
+            # the generator is left where the numpy runs leave it
+            results.append((_copeland(data), runs, generator.random_sample()))
+        (copeland, runs, after), (copeland_c, runs_c, after_c) = results
+        assert np.array_equal(copeland_c, copeland)
+        assert all(np.array_equal(a, b) for a, b in zip(runs_c, runs))
+        assert after_c == after
+
+
+@pytest.mark.parametrize("weights", ["uniform", "groups"])
+def test_exact_search_matches_the_pass_by_pass_searches(rng, weights):
+    from treerank.aggregation._local_search import _local_search_exact
+
+    for trial in range(12):
+        n_items = int(rng.integers(20, 900))
+        data = instance(rng, n_items, int(rng.integers(2, 25)), 0.2, weights)
+        start = _borda(data)
+        value = _objective(start, data)
+        window = [3, 1, 0, n_items][trial % 4]
+        tol = [0.0, 1e-5][trial % 2]
+        expected = _local_search_compiled(
+            data, start, value, window=window, max_iter=12, tol=tol
+        )
+        found = _local_search_exact(
+            data, start, value, window=window, max_iter=12, tol=tol
+        )
+        assert np.array_equal(found[0], expected[0])
+        assert found[1:] == expected[1:]
+        reference = _local_search(
+            data, start, value, window=window, max_iter=12, tol=tol
+        )
+        assert np.array_equal(found[0], reference[0])
+        assert found[1:] == reference[1:]
+
+
+def test_batch_correction_skips_only_pairs_that_cancel(rng):
+    # the exact shortcut leaves the correction and the dominated moves as the
+    # full comparison of every overlapping pair computes them
+    data = instance(rng, 400, 9, 0.3, "uniform")
+    bounds, values = _kernels._weight_groups(data)
+    for _ in range(20):
+        n_moves = int(rng.integers(2, 120))
+        items = np.sort(rng.choice(400, n_moves, replace=False))
+        old = rng.integers(0, 12, 400).astype(np.float64)
+        new = old.copy()
+        new[items] = rng.integers(0, 24, n_moves) / 2.0 - 0.25 * rng.integers(0, 2)
+        lo = np.minimum(old[items], np.floor(new[items])).astype(np.int64)
+        hi = np.maximum(old[items], np.ceil(new[items])).astype(np.int64)
+        rank = rng.permutation(n_moves)
+        chosen = np.arange(n_moves)
+        args = (chosen, rank, items, lo, hi, old, new, data.ranks_t)
+        rest = (data.item_weights, bounds, values, data.total_weight)
+        full = _kernels._batch_kernel(*args, *rest, False)
+        fast = _kernels._batch_kernel(*args, *rest, True)
+        assert fast[0] == full[0]
+        assert np.array_equal(fast[1], full[1])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_small_exact_medians_equal_numpy_medians(monkeypatch, seed):
+    # small problems (several starts, KwikSort, Copeland) with integral
+    # weights: the compiled solvers return the numpy median, to the last bit
+    rng = np.random.default_rng(seed)
+    n_items = int(rng.integers(150, 600))
+    n_rankings = int(rng.integers(3, 8))
+    rankings = tree_like(rng, n_items, n_rankings, 0.2, n_leaves=(5, 20))
+    masses = rng.integers(1, 4, size=n_items)
+    weights = None if seed % 2 else rng.integers(1, 3, size=n_rankings)
+    results = []
+    for minimum in (1 << 62, 1 << 17):
+        monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", minimum)
+        results.append(
+            kemeny_median(
+                rankings, weights, masses, random_state=seed, max_iter=10, tol=1e-5
+            )
+        )
+    expected, found = results
+    assert np.array_equal(found.consensus, expected.consensus)
+    assert found.objective == expected.objective
+    assert found.start_objectives == expected.start_objectives
+    assert (found.start, found.n_iter, found.converged) == (
+        expected.start,
+        expected.n_iter,
+        expected.converged,
+    )
+
+
+def test_small_forest_median_is_unchanged_by_the_compiled_solvers(monkeypatch):
+    from sklearn.datasets import make_classification
+
+    from treerank import RankingForest
+
+    X, y = make_classification(900, 10, n_informative=5, random_state=0)
+    fitted = []
+    for minimum in (1 << 62, 1 << 17):
+        monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", minimum)
+        fitted.append(
+            RankingForest(n_estimators=5, random_state=0).fit(X[:500], y[:500])
+        )
+    expected, found = fitted
+    assert np.array_equal(found.consensus_, expected.consensus_)
+    assert found.consensus_objective_ == expected.consensus_objective_
+    assert np.array_equal(
+        found.decision_function(X[500:]), expected.decision_function(X[500:])
+    )

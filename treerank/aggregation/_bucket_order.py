@@ -299,6 +299,11 @@ class _RankingData:
         over rankings are then exact integer counts times a weight).
     permutation : ndarray of shape (B,)
         Original index of each stored ranking.
+    exact : bool
+        Whether the item and ranking weights are integers and
+        ``total_weight * (sum of item weights)^2 < 2^52``: every partial sum of
+        the objective is then exact in float64, and the compiled kernels give
+        the numpy solvers' results to the last bit.
     """
 
     def __init__(self, rankings, ranking_weights=None, item_weights=None):
@@ -346,6 +351,12 @@ class _RankingData:
         self.total_weight = float(self.ranking_weights.sum())
         self.n_rankings = n_rankings
         self.n_items = n_items
+        # every partial sum of the objective and of the moves' costs is exact
+        self.exact = (
+            integral
+            and bool(np.all(self.ranking_weights == np.floor(self.ranking_weights)))
+            and self.total_weight * float(item_weights.sum()) ** 2 < 2.0**52
+        )
 
     def weighted_counts(self, mask):
         """``sum_b w_b * mask[:, b]`` for a boolean (P, B) array, exact when possible.

@@ -30,8 +30,10 @@ import numpy as np
 
 from treerank.aggregation._kernels import (
     _borda_kernel,
+    _compiled_for,
+    _copeland_kernel,
+    _kwiksort_kernel,
     _mean_rank_kernel,
-    _use_compiled,
 )
 
 __all__ = []
@@ -47,7 +49,7 @@ def _dense_from_keys(keys):
 def _borda_costs(data):
     """Weighted Borda cost of each item (mass above + half the tied mass)."""
     masses = data.item_weights
-    if _use_compiled(data.n_items, data.n_rankings):
+    if _compiled_for(data):
         return _borda_kernel(data.ranks, data.n_buckets, masses, data.ranking_weights)
     costs = np.zeros(data.n_items)
     for b in range(data.n_rankings):
@@ -70,7 +72,7 @@ def _borda(data):
 
 def _mean_rank(data):
     scale = np.maximum(data.n_buckets, 1).astype(np.float64)
-    if _use_compiled(data.n_items, data.n_rankings):
+    if _compiled_for(data):
         keys = _mean_rank_kernel(data.ranks, scale, data.ranking_weights)
         return _dense_from_keys(keys)
     normalized = data.ranks / scale[:, None]
@@ -78,6 +80,9 @@ def _mean_rank(data):
 
 
 def _copeland(data):
+    if data.exact and _compiled_for(data):  # exact sums: the same scores
+        score = _copeland_kernel(data.ranks_t, data.item_weights, data.ranking_weights)
+        return _dense_from_keys(-score)  # the draw with itself left out
     n_items = data.n_items
     ranks = data.ranks_t
     masses = data.item_weights
@@ -101,6 +106,17 @@ def _copeland(data):
 
 def _kwiksort(data, rng):
     """One randomized KwikSort run, all groups of a level at once."""
+    if data.exact and _compiled_for(data):
+        # the compiled run, on the draws the numpy run would make: at most one
+        # per item, drawn ahead; the generator then advances by those used
+        state = rng.get_state()
+        uniforms = rng.random_sample(data.n_items)
+        position, used = _kwiksort_kernel(
+            data.ranks_t, data.ranking_weights, data.total_weight, uniforms
+        )
+        rng.set_state(state)
+        rng.random_sample(used)
+        return _dense_from_keys(position)
     n_items = data.n_items
     ranks = data.ranks_t
     total_weight = data.total_weight

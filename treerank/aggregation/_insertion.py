@@ -130,26 +130,26 @@ _GROUP = 64
 
 
 @njit(cache=True, nogil=True)
-def _thresholds_kernel(ranks, low, map_offset, lower_map, upper_map, lower, upper):
+def _thresholds_kernel(
+    ranks, permutation, low, map_offset, lower_map, upper_map, lower, upper
+):
     """Dense thresholds: the number of a ranking's values <, and <=, a rank.
 
+    Column b of ``lower`` and ``upper`` is ranking ``permutation[b]`` of
+    ``ranks`` (the stored order of the rankings).
     ``lower_map[map_offset[b] + v - low[b] + 1]`` holds them for every value v
     from ``low[b] - 1`` to ``high[b] + 1``; values beyond are clipped to these
-    ends (same thresholds).
+    ends (same thresholds). Indices are unsigned (no wraparound in the loop).
     """
-    n_rows, n_rankings = ranks.shape
-    for row in range(n_rows):
-        for b in range(n_rankings):
-            size = map_offset[b + 1] - map_offset[b]
-            v = ranks[row, b]
-            if v < low[b]:
-                k = 0
-            elif v >= low[b] + size - 2:
-                k = size - 1
-            else:
-                k = v - low[b] + 1
-            lower[row, b] = lower_map[map_offset[b] + k]
-            upper[row, b] = upper_map[map_offset[b] + k]
+    n_rows, n_rankings = lower.shape
+    for row in range(np.uint64(n_rows)):
+        for b in range(np.uint64(n_rankings)):
+            begin = map_offset[b]
+            size = map_offset[b + np.uint64(1)] - begin
+            k = np.int64(ranks[row, np.uint64(permutation[b])]) - low[b] + 1
+            k = np.uint64(begin + min(max(k, 0), size - 1))
+            lower[row, b] = lower_map[k]
+            upper[row, b] = upper_map[k]
 
 
 def _threshold_maps(values):
@@ -180,20 +180,24 @@ def _boundary_rising(lower, upper, row, middle, tables):
     )
     start_sum = 0.0
     end_sum = 0.0
-    for b in range(lower.shape[1]):
-        lo_base = block_offset[b] + np.int64(lower[row, b]) * n_boundaries
-        up_base = block_offset[b] + np.int64(upper[row, b]) * n_boundaries
+    one = np.uint64(1)
+    at = np.uint64(middle)
+    stride = np.uint64(n_boundaries)
+    item = np.uint64(row)
+    for b in range(np.uint64(lower.shape[1])):
+        offset = np.uint64(block_offset[b]) + at
+        lo_base = offset + np.uint64(lower[item, b]) * stride
+        up_base = offset + np.uint64(upper[item, b]) * stride
         weight = weights[b]
         start_sum += weight * (
-            np.float64(block_tables[lo_base + middle])
-            + np.float64(block_tables[up_base + middle])
+            np.float64(block_tables[lo_base]) + np.float64(block_tables[up_base])
         )
         end_sum += weight * (
-            np.float64(block_tables[lo_base + middle + 1])
-            + np.float64(block_tables[up_base + middle + 1])
+            np.float64(block_tables[lo_base + one])
+            + np.float64(block_tables[up_base + one])
         )
-    cost_start = total_weight * mass_before[middle] - start_sum
-    cost_end = total_weight * mass_before[middle + 1] - end_sum
+    cost_start = total_weight * mass_before[at] - start_sum
+    cost_end = total_weight * mass_before[at + one] - end_sum
     return cost_end >= cost_start
 
 
@@ -317,14 +321,16 @@ def _region_full_kernel(
         size = min(_GROUP, n_new - group)
         below[:] = 0.0
         not_above[:] = 0.0
-        for b in range(n_rankings):
+        gaps = np.uint64(n_gaps)
+        for b in range(np.uint64(n_rankings)):
             weight = ranking_weights[b]
-            for r in range(size):
-                row = group + r
-                start = first[row]
-                lo_base = rank_offset[b] + np.int64(lower[row, b]) * n_gaps + start
-                up_base = rank_offset[b] + np.int64(upper[row, b]) * n_gaps + start
-                for s in range(last[row] - start + 1):
+            offset = np.uint64(rank_offset[b])
+            for r in range(np.uint64(size)):
+                row = np.uint64(group) + r
+                start = np.uint64(first[row])
+                lo_base = offset + np.uint64(lower[row, b]) * gaps + start
+                up_base = offset + np.uint64(upper[row, b]) * gaps + start
+                for s in range(np.uint64(last[row]) - start + np.uint64(1)):
                     below[r, s] += weight * np.float64(full_tables[lo_base + s])
                     not_above[r, s] += weight * np.float64(full_tables[up_base + s])
         for r in range(size):
@@ -776,21 +782,31 @@ class ConsensusInserter:
         if ranks.shape[0] == 0:
             empty = np.empty((0, data.n_rankings), dtype=np.intp)
             return empty, empty
-        ranks = check_rankings(ranks, input_name="ranks")
+        if ranks.dtype not in (np.int32, np.int64):  # integer ranks: no copy
+            ranks = check_rankings(ranks, input_name="ranks")
+        elif ranks.shape[1] == 0:
+            raise ValueError(
+                "ranks must have at least one ranking and one item; got shape "
+                f"{ranks.shape}."
+            )
         if ranks.shape[1] != data.n_rankings:
             raise ValueError(
                 f"ranks has {ranks.shape[1]} columns but the consensus aggregates "
                 f"{data.n_rankings} rankings."
             )
-        ranks = ranks[:, data.permutation]
         dtype = _compact_dtype(int(data.n_buckets.max()))
         lower = np.empty(ranks.shape, dtype=dtype)
         upper = np.empty(ranks.shape, dtype=dtype)
         if compiled and state["threshold_maps"] is not None:
             _thresholds_kernel(
-                np.ascontiguousarray(ranks), *state["threshold_maps"], lower, upper
+                np.ascontiguousarray(ranks),
+                data.permutation,
+                *state["threshold_maps"],
+                lower,
+                upper,
             )
             return lower, upper
+        ranks = ranks[:, data.permutation]
         if compiled:
             values = state["values"]
         for b, row_values in enumerate(values):

@@ -38,9 +38,11 @@ from treerank.aggregation._exact import (
 from treerank.aggregation._heuristics import (
     _borda,
     _copeland,
+    _dense_from_keys,
     _kwiksort,
     _mean_rank,
 )
+from treerank.aggregation._kernels import _compiled_for, _kwiksort_kernel
 from treerank.aggregation._local_search import _run_local_search
 from treerank.aggregation._objective import _objective
 
@@ -237,12 +239,7 @@ def _check_bool(value, name):
 
 def _exact_arithmetic(data):
     """Whether every partial sum of the objective is exact in float64."""
-    masses, weights = data.item_weights, data.ranking_weights
-    return (
-        bool(np.all(masses == np.floor(masses)))
-        and bool(np.all(weights == np.floor(weights)))
-        and data.total_weight * float(masses.sum()) ** 2 < 2.0**52
-    )
+    return data.exact
 
 
 def _best_of(candidates, data):
@@ -258,13 +255,37 @@ def _best_of(candidates, data):
 
 
 def _kwiksort_best(data, rng, n_restarts):
+    if data.exact and _compiled_for(data):
+        runs = _compiled_kwiksort_runs(data, rng, n_restarts)
+    else:
+        runs = (_kwiksort(data, rng) for _ in range(n_restarts))
     best, best_value = None, np.inf
-    for _ in range(n_restarts):
-        consensus = _kwiksort(data, rng)
+    for consensus in runs:
         value = _objective(consensus, data)
         if value < best_value:
             best, best_value = consensus, value
     return best
+
+
+def _compiled_kwiksort_runs(data, rng, n_restarts):
+    """``n_restarts`` compiled KwikSort runs on the draws of the numpy runs.
+
+    A run draws at most one number per item: the draws of all runs are made
+    at once, each run reads on from where the previous one stopped, and the
+    generator then advances by the number read, as the numpy runs leave it.
+    """
+    state = rng.get_state()
+    uniforms = rng.random_sample(n_restarts * data.n_items)
+    runs, used = [], 0
+    for _ in range(n_restarts):
+        position, count = _kwiksort_kernel(
+            data.ranks_t, data.ranking_weights, data.total_weight, uniforms[used:]
+        )
+        used += int(count)
+        runs.append(_dense_from_keys(position))
+    rng.set_state(state)
+    rng.random_sample(used)
+    return runs
 
 
 def kemeny_median(

@@ -24,10 +24,27 @@ __all__ = []
 # problems with n_items * n_rankings below this use the numpy solvers, so that
 # small fits (the demo, most tests) never wait for a first compilation
 _COMPILED_MIN_SIZE = 1 << 17
+# with exact arithmetic (integral masses and weights, every sum below 2^52) the
+# kernels give the numpy solvers' results to the last bit, and take over from
+# problems 2^7 times smaller: a small forest's median then costs no more per
+# entry than a large one's (numpy's fixed cost per call dominates below that)
+_EXACT_SIZE_SHIFT = 7
 
 
-def _use_compiled(n_items, n_rankings):
-    return n_items * n_rankings >= _COMPILED_MIN_SIZE
+def _use_compiled(n_items, n_rankings, exact=False):
+    """Whether a problem of this size runs in compiled code.
+
+    ``exact``: whether its arithmetic is exact (``_RankingData.exact``).
+    """
+    size = n_items * n_rankings
+    if exact:
+        return size >= _COMPILED_MIN_SIZE >> _EXACT_SIZE_SHIFT
+    return size >= _COMPILED_MIN_SIZE
+
+
+def _compiled_for(data):
+    """Whether the median of a ``_RankingData`` runs in compiled code."""
+    return _use_compiled(data.n_items, data.n_rankings, data.exact)
 
 
 def _weight_groups(data):
@@ -49,7 +66,7 @@ def _count_lt_le(x, y):
     """Number of entries with x < y, and with x <= y (views of equal length)."""
     lt = 0
     le = 0
-    for t in range(x.shape[0]):
+    for t in range(np.uint64(x.shape[0])):  # unsigned: no wraparound test
         lt += x[t] < y[t]
         le += x[t] <= y[t]
     return lt, le
@@ -60,7 +77,7 @@ def _count_lt_gt(x, y):
     """Number of entries with x < y, and with x > y (views of equal length)."""
     lt = 0
     gt = 0
-    for t in range(x.shape[0]):
+    for t in range(np.uint64(x.shape[0])):
         lt += x[t] < y[t]
         gt += x[t] > y[t]
     return lt, gt
@@ -71,7 +88,7 @@ def _count_below(x, lower, upper):
     """Number of entries with x < lower, and with x < upper."""
     lt = 0
     lu = 0
-    for t in range(x.shape[0]):
+    for t in range(np.uint64(x.shape[0])):
         lt += x[t] < lower[t]
         lu += x[t] < upper[t]
     return lt, lu
@@ -180,12 +197,12 @@ def _gather_sorted(ranks_t, order):
     block = 64
     for begin in range(0, n_items, block):
         end = min(begin + block, n_items)
-        for p in range(begin, end):
-            i = order[p]
-            for b in range(n_rankings):
+        for p in range(np.uint64(begin), np.uint64(end)):
+            i = np.uint64(order[p])
+            for b in range(np.uint64(n_rankings)):
                 sorted_t[p, b] = ranks_t[i, b]
-        for b in range(n_rankings):
-            for p in range(begin, end):
+        for b in range(np.uint64(n_rankings)):
+            for p in range(np.uint64(begin), np.uint64(end)):
                 sorted_r[b, p] = sorted_t[p, b]
     return sorted_t, sorted_r
 
@@ -230,6 +247,147 @@ def _mean_rank_kernel(ranks, scale, ranking_weights):
 
 
 # ----------------------------------------------------------------------------
+# Copeland and KwikSort (small problems, exact arithmetic)
+# ----------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def _copeland_kernel(ranks_t, masses, ranking_weights):
+    """Copeland score of each item: the mass it beats plus half the mass it
+    draws with, itself excluded (exact sums: integral weights and masses).
+
+    Each pair is compared once (the preference of j over i is minus that of
+    i over j) and scores both items.
+    """
+    n_items, n_rankings = ranks_t.shape
+    score = np.zeros(n_items, dtype=np.float64)
+    for i in range(np.uint64(n_items)):
+        for j in range(i + np.uint64(1), np.uint64(n_items)):
+            preference = 0.0
+            for b in range(np.uint64(n_rankings)):
+                x = ranks_t[i, b]
+                y = ranks_t[j, b]
+                preference += ranking_weights[b] * (np.int64(x < y) - np.int64(x > y))
+            if preference > 0.0:
+                score[i] += masses[j]
+            elif preference < 0.0:
+                score[j] += masses[i]
+            else:
+                score[i] += 0.5 * masses[j]
+                score[j] += 0.5 * masses[i]
+    return score
+
+
+@njit(cache=True, nogil=True)
+def _kwiksort_kernel(ranks_t, ranking_weights, total_weight, uniforms):
+    """One KwikSort run, level by level as :func:`._heuristics._kwiksort`.
+
+    ``uniforms`` holds the run's random draws in the order the numpy version
+    draws them (one per group of each level, at most one per item). Returns
+    the items' keys and the number of draws used. Exact sums (integral
+    weights) make the pivots' costs, hence the sides, the numpy version's.
+    """
+    n_items, n_rankings = ranks_t.shape
+    position = np.zeros(n_items, dtype=np.int64)
+    group = np.zeros(n_items, dtype=np.int64)
+    group_low = np.zeros(n_items + 1, dtype=np.int64)
+    next_low = np.zeros(2 * n_items + 2, dtype=np.int64)
+    active = np.arange(n_items)
+    surviving = np.empty(n_items, dtype=np.int64)
+    order = np.empty(n_items, dtype=np.int64)
+    side = np.empty(n_items, dtype=np.int64)
+    sizes = np.zeros(n_items + 1, dtype=np.int64)
+    starts = np.zeros(n_items + 1, dtype=np.int64)
+    fill = np.zeros(n_items + 1, dtype=np.int64)
+    pivots = np.empty(n_items + 1, dtype=np.int64)
+    counts = np.zeros(3 * n_items + 3, dtype=np.int64)
+    part_sizes = np.zeros(2 * n_items + 2, dtype=np.int64)
+    new_id = np.zeros(2 * n_items + 2, dtype=np.int64)
+    n_active = n_items
+    used = 0
+    while n_active > 0:
+        n_groups = 0
+        for a in range(n_active):
+            n_groups = max(n_groups, group[active[a]] + 1)
+        sizes[:n_groups] = 0
+        for a in range(n_active):
+            sizes[group[active[a]]] += 1
+        total = 0
+        for g in range(n_groups):
+            starts[g] = total
+            fill[g] = total
+            total += sizes[g]
+        for a in range(n_active):  # stable order of the active items by group
+            label = group[active[a]]
+            order[fill[label]] = a
+            fill[label] += 1
+        for g in range(n_groups):
+            offset = np.int64(np.floor(uniforms[used + g] * sizes[g]))
+            pivots[g] = active[order[starts[g] + offset]]
+        used += n_groups
+        counts[: 3 * n_groups] = 0
+        for a in range(n_active):
+            item = active[a]
+            label = group[item]
+            pivot = pivots[label]
+            better = 0.0
+            worse = 0.0
+            for b in range(np.uint64(n_rankings)):
+                x = ranks_t[np.uint64(item), b]
+                y = ranks_t[np.uint64(pivot), b]
+                better += ranking_weights[b] * np.int64(x < y)
+                worse += ranking_weights[b] * np.int64(x > y)
+            tied = total_weight - better - worse
+            best = 0.5 * (better + worse)  # tied with the pivot
+            chosen = 0
+            if worse + 0.5 * tied < best:  # above it
+                best = worse + 0.5 * tied
+                chosen = 1
+            if better + 0.5 * tied < best:  # below it
+                chosen = 2
+            if item == pivot:
+                chosen = 0
+            side[a] = chosen
+            counts[3 * label + chosen] += 1
+        # new layout inside each group: [above | tied | below]
+        part_sizes[: 2 * n_groups] = 0
+        for g in range(n_groups):
+            low = group_low[g]
+            tied_low = low + counts[3 * g + 1]
+            next_low[2 * g] = low
+            next_low[2 * g + 1] = tied_low + counts[3 * g]
+        for a in range(n_active):
+            item = active[a]
+            label = group[item]
+            if side[a] == 0:
+                position[item] = group_low[label] + counts[3 * label + 1]
+            else:
+                part_sizes[2 * label + (side[a] == 2)] += 1
+        n_kept = 0
+        for part in range(2 * n_groups):
+            if part_sizes[part] > 1:
+                new_id[part] = n_kept
+                group_low[n_kept] = next_low[part]
+                n_kept += 1
+        n_surviving = 0
+        for a in range(n_active):
+            item = active[a]
+            if side[a] == 0:
+                group[item] = -1
+                continue
+            part = 2 * group[item] + (side[a] == 2)
+            if part_sizes[part] > 1:
+                group[item] = new_id[part]
+                surviving[n_surviving] = item
+                n_surviving += 1
+            else:
+                position[item] = next_low[part]
+                group[item] = -1
+        for a in range(n_surviving):
+            active[a] = surviving[a]
+        n_active = n_surviving
+    return position, used
+
+
+# ----------------------------------------------------------------------------
 # local search: per-bucket masses of the window of each item
 # ----------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
@@ -239,9 +397,11 @@ def _compare_rows(ranks_t, j, i, group_bounds, group_values):
         # one ranking weight: integer counts over whole rows (vectorized)
         lt = 0
         le = 0
-        for b in range(ranks_t.shape[1]):
-            x = ranks_t[j, b]
-            y = ranks_t[i, b]
+        row_j = np.uint64(j)
+        row_i = np.uint64(i)
+        for b in range(np.uint64(ranks_t.shape[1])):
+            x = ranks_t[row_j, b]
+            y = ranks_t[row_i, b]
             lt += x < y
             le += x <= y
         return group_values[0] * lt, group_values[0] * le
@@ -379,12 +539,14 @@ def _window_sums_kernel(
                     table[base + np.int64(ranks[b, j])] += masses[j]
                 for k in range(offset[t] + 1, offset[t + 1]):
                     table[k] += table[k - 1]
-            for p in range(n_pairs):
-                t = pair_row[p]
-                r = np.int64(ranks[b, pair_query[p]]) - low[t]
+            ranking = np.uint64(b)
+            for p in range(np.uint64(n_pairs)):
+                t = np.uint64(pair_row[p])
+                r = np.int64(ranks[ranking, np.uint64(pair_query[p])]) - low[t]
                 limit = span[t]
-                group_better[p] += table[offset[t] + min(max(r, 0), limit)]
-                group_atmost[p] += table[offset[t] + min(max(r + 1, 0), limit)]
+                base = np.uint64(offset[t])
+                group_better[p] += table[base + np.uint64(min(max(r, 0), limit))]
+                group_atmost[p] += table[base + np.uint64(min(max(r + 1, 0), limit))]
         for p in range(n_pairs):
             better[pair_item[p], pair_slot[p]] += value * group_better[p]
             atmost[pair_item[p], pair_slot[p]] += value * group_atmost[p]
@@ -501,11 +663,7 @@ def _best_moves_kernel(
 # ----------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
 def _sign(x):
-    if x < 0.0:
-        return -1
-    if x > 0.0:
-        return 1
-    return 0
+    return np.int64(x > 0.0) - np.int64(x < 0.0)
 
 
 @njit(cache=True, nogil=True)
@@ -549,12 +707,16 @@ def _batch_kernel(
     group_bounds,
     group_values,
     total_weight,
+    exact,
 ):
     """Correction of the chosen moves' overlapping pairs and the dominated moves.
 
     Returns (correction, dominated): the sum over pairs of chosen moves whose
     spans intersect of the non-additive part of moving both items, and, per
-    move, whether a better-ranked chosen move overlaps it.
+    move, whether a better-ranked chosen move overlaps it. The part of a pair
+    is zero when one item's move does not change the pair's relation whatever
+    the other does (``exact``: the pair's costs are exact, so the four terms
+    cancel to zero), and its rows are then not compared.
     """
     n_moves = lo.shape[0]
     n = chosen.shape[0]
@@ -564,32 +726,54 @@ def _batch_kernel(
         los[c] = lo[chosen[c]]
     order = np.argsort(los, kind="mergesort")
     sorted_lo = los[order]
-    # the moved items' rows, in the order of the sweep (contiguous reads)
+    # the moves in the order of the sweep: their rows, ranks, keys and masses
+    # in contiguous arrays (the inner loop reads them at d = c + 1, c + 2, ...)
     n_rankings = ranks_t.shape[1]
     rows = np.empty((n, n_rankings), dtype=ranks_t.dtype)
+    move_rank = np.empty(n, dtype=np.int64)
+    old_key = np.empty(n, dtype=np.float64)
+    new_key = np.empty(n, dtype=np.float64)
+    mass = np.empty(n, dtype=np.float64)
+    sweep_dominated = np.zeros(n, dtype=np.bool_)
     for c in range(n):
-        item = move_item[chosen[order[c]]]
+        move = chosen[order[c]]
+        item = move_item[move]
         for b in range(n_rankings):
             rows[c, b] = ranks_t[item, b]
+        move_rank[c] = rank[move]
+        old_key[c] = old[item]
+        new_key[c] = new[item]
+        mass[c] = masses[item]
     correction = 0.0
     for c in range(n):
         a = chosen[order[c]]
         end = np.searchsorted(sorted_lo, hi[a], side="right")
-        for d in range(c + 1, end):
-            e = chosen[order[d]]
-            if rank[a] > rank[e]:
-                dominated[a] = True
-            else:
-                dominated[e] = True
-            i = move_item[a]
-            j = move_item[e]
+        rank_c = move_rank[c]
+        new_c = new_key[c]
+        old_c = old_key[c]
+        dominated_c = False
+        for d in range(np.uint64(c + 1), np.uint64(end)):
+            # without branches: the outcomes are not predictable
+            above = rank_c > move_rank[d]
+            dominated_c |= above
+            sweep_dominated[d] |= not above
+            new_new = _sign(new_c - new_key[d])
+            new_old = _sign(new_c - old_key[d])
+            old_new = _sign(old_c - new_key[d])
+            old_old = _sign(old_c - old_key[d])
+            if exact and (
+                (new_new == new_old and old_new == old_old)
+                or (new_new == old_new and new_old == old_old)
+            ):
+                continue
             better = 0.0
             worse = 0.0
             if group_values.shape[0] == 1:
                 lt = 0
                 gt = 0
-                for b in range(n_rankings):
-                    x = rows[c, b]
+                row_c = np.uint64(c)
+                for b in range(np.uint64(n_rankings)):
+                    x = rows[row_c, b]
                     y = rows[d, b]
                     lt += x < y
                     gt += x > y
@@ -605,10 +789,384 @@ def _batch_kernel(
                 better += value * lt
                 worse += value * gt
             corr = (
-                _pair_cost(better, worse, total_weight, _sign(new[i] - new[j]))
-                - _pair_cost(better, worse, total_weight, _sign(new[i] - old[j]))
-                - _pair_cost(better, worse, total_weight, _sign(old[i] - new[j]))
-                + _pair_cost(better, worse, total_weight, _sign(old[i] - old[j]))
+                _pair_cost(better, worse, total_weight, new_new)
+                - _pair_cost(better, worse, total_weight, new_old)
+                - _pair_cost(better, worse, total_weight, old_new)
+                + _pair_cost(better, worse, total_weight, old_old)
             )
-            correction += masses[i] * masses[j] * corr
+            correction += mass[c] * mass[d] * corr
+        sweep_dominated[c] |= dominated_c
+    for c in range(n):
+        if sweep_dominated[c]:
+            dominated[chosen[order[c]]] = True
     return correction, dominated
+
+
+# ----------------------------------------------------------------------------
+# local search: the whole search in compiled code (exact arithmetic)
+# ----------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def _block_sum(values, start, count):
+    """numpy's sum of at most 128 contiguous float64 values (eight accumulators)."""
+    if count < 8:
+        total = 0.0
+        for i in range(start, start + count):
+            total += values[i]
+        return total
+    r0 = values[start]
+    r1 = values[start + 1]
+    r2 = values[start + 2]
+    r3 = values[start + 3]
+    r4 = values[start + 4]
+    r5 = values[start + 5]
+    r6 = values[start + 6]
+    r7 = values[start + 7]
+    i = 8
+    while i < count - count % 8:
+        r0 += values[start + i]
+        r1 += values[start + i + 1]
+        r2 += values[start + i + 2]
+        r3 += values[start + i + 3]
+        r4 += values[start + i + 4]
+        r5 += values[start + i + 5]
+        r6 += values[start + i + 6]
+        r7 += values[start + i + 7]
+        i += 8
+    total = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < count:
+        total += values[start + i]
+        i += 1
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _pairwise_sum(values, start, count):
+    """numpy's sum of ``values[start:start + count]``, to the last bit.
+
+    numpy adds a contiguous float64 array by pairwise summation: blocks of at
+    most 128 values (:func:`_block_sum`), a larger range split into two halves
+    (the first rounded down to a multiple of 8) whose sums are added. The
+    recursion runs on an explicit stack (numba's cache cannot hold a
+    recursive function).
+    """
+    if count <= 128:
+        return _block_sum(values, start, count)
+    node_start = np.empty(64, dtype=np.int64)
+    node_count = np.empty(64, dtype=np.int64)
+    node_phase = np.empty(64, dtype=np.int64)
+    sums = np.empty(64, dtype=np.float64)
+    depth = 1
+    n_sums = 0
+    node_start[0] = start
+    node_count[0] = count
+    node_phase[0] = 0
+    while depth > 0:
+        top = depth - 1
+        first = node_start[top]
+        size = node_count[top]
+        if size <= 128:
+            sums[n_sums] = _block_sum(values, first, size)
+            n_sums += 1
+            depth -= 1
+            continue
+        half = size // 2
+        half -= half % 8
+        if node_phase[top] == 0:  # the first half
+            node_phase[top] = 1
+            node_start[depth] = first
+            node_count[depth] = half
+            node_phase[depth] = 0
+            depth += 1
+        elif node_phase[top] == 1:  # the second half
+            node_phase[top] = 2
+            node_start[depth] = first + half
+            node_count[depth] = size - half
+            node_phase[depth] = 0
+            depth += 1
+        else:  # both halves done
+            n_sums -= 1
+            sums[n_sums - 1] = sums[n_sums - 1] + sums[n_sums]
+            depth -= 1
+    return sums[0]
+
+
+@njit(cache=True, nogil=True)
+def _numpy_sum(values):
+    """``float(values.sum())`` of a float64 array, as numpy computes it."""
+    return 0.0 + _pairwise_sum(values, 0, values.shape[0])
+
+
+@njit(cache=True, nogil=True)
+def _candidate_columns_kernel(window):
+    """``_local_search._candidate_columns``: [ties, gaps] by distance to the item.
+
+    Sorted by distance, then ties before gaps, then the signed offset (all
+    multiples of 1/2, so the composite integer keys are exact).
+    """
+    n_slots = 2 * window + 1
+    n_columns = 2 * n_slots + 1
+    keys = np.empty(n_columns, dtype=np.int64)
+    span = 4 * window + 8
+    for s in range(n_slots):
+        twice = 2 * (s - window)  # twice the signed offset of a tie
+        keys[s] = (abs(twice) * 2) * span + twice + span // 2
+    for s in range(n_slots + 1):
+        twice = 2 * (s - window) - 1  # twice the signed offset of a gap
+        keys[n_slots + s] = (abs(twice) * 2 + 1) * span + twice + span // 2
+    return np.argsort(keys, kind="mergesort")
+
+
+@njit(cache=True, nogil=True)
+def _local_search_kernel(
+    ranks_t,
+    masses,
+    group_bounds,
+    group_values,
+    total_weight,
+    consensus,
+    objective,
+    window,
+    max_iter,
+    tol,
+    rtol,
+    max_batch_pairs,
+    exact,
+):
+    """``_local_search._local_search_compiled`` with its passes in compiled code.
+
+    The same passes, moves and batches, for exact arithmetic (integral item
+    and ranking weights): every sum but the batches' tolerance is then exact
+    whatever its order, and that one is added as numpy adds it
+    (:func:`_numpy_sum`). Sorting by consensus bucket is a counting sort (the
+    stable order numpy's argsort gives). Returns (consensus, objective,
+    n_passes, converged). ``exact`` must be True (a typed argument, so that
+    the batch kernel is the one compiled for the other searches).
+    """
+    n_items, n_rankings = ranks_t.shape
+    scale = 0.0
+    for i in range(n_items):
+        scale += masses[i]
+    scale = total_weight * scale
+    consensus = consensus.astype(np.int64)
+    active = np.arange(n_items)
+    full = True
+    n_passes = 0
+    converged = False
+    order = np.empty(n_items, dtype=np.int64)
+    position = np.empty(n_items, dtype=np.int64)
+    identity = np.arange(n_items)
+    marked = np.zeros(n_items, dtype=np.bool_)
+    sorted_buckets = np.empty(n_items, dtype=np.int64)
+    sorted_masses = np.empty(n_items, dtype=np.float64)
+    keys = np.empty(n_items, dtype=np.float64)
+    cost_scale = 10.0 + n_rankings / 16.0
+    while n_passes < max_iter:
+        n_passes += 1
+        # --- the best move of every active item (_best_moves_compiled)
+        n_buckets = 0
+        for i in range(n_items):
+            n_buckets = max(n_buckets, consensus[i] + 1)
+        starts = np.zeros(n_buckets + 1, dtype=np.int64)
+        bucket_mass = np.zeros(n_buckets, dtype=np.float64)
+        for i in range(n_items):
+            starts[consensus[i] + 1] += 1
+            bucket_mass[consensus[i]] += masses[i]
+        for q in range(n_buckets):
+            starts[q + 1] += starts[q]
+        fill = starts[:-1].copy()
+        for i in range(n_items):  # stable counting sort by bucket
+            q = consensus[i]
+            order[fill[q]] = i
+            position[i] = fill[q]
+            fill[q] += 1
+        tables = np.empty(n_buckets, dtype=np.bool_)
+        for q in range(n_buckets):
+            tables[q] = (starts[q + 1] - starts[q]) * cost_scale >= n_rankings
+        for p in range(n_items):
+            sorted_buckets[p] = consensus[order[p]]
+            sorted_masses[p] = masses[order[p]]
+        for a in range(active.shape[0]):
+            marked[position[active[a]]] = True
+        slots = np.empty(active.shape[0], dtype=np.int64)
+        n_slots = 0
+        for p in range(n_items):
+            if marked[p]:
+                slots[n_slots] = p
+                n_slots += 1
+                marked[p] = False
+        effective = min(window, n_buckets - 1)
+        sorted_t, sorted_r = _gather_sorted(ranks_t, order)
+        better, atmost, valid = _window_sums_kernel(
+            slots,
+            np.arange(n_slots),
+            effective,
+            sorted_buckets,
+            identity,
+            starts,
+            tables,
+            sorted_r,
+            sorted_t,
+            sorted_masses,
+            group_bounds,
+            group_values,
+        )
+        mover, gain_all, key_all, lo_all, hi_all, threshold_all = _best_moves_kernel(
+            slots,
+            effective,
+            sorted_buckets,
+            n_buckets,
+            better,
+            atmost,
+            valid,
+            bucket_mass,
+            sorted_masses,
+            total_weight,
+            scale,
+            rtol,
+            _candidate_columns_kernel(effective),
+        )
+        n_moves = 0
+        for a in range(n_slots):
+            n_moves += mover[a]
+        if n_moves == 0:
+            if full:
+                converged = True
+                break
+            active = np.arange(n_items)
+            full = True
+            continue
+        # the moves by item (the movers are distinct items: no sort needed)
+        slot_of = np.full(n_items, -1, dtype=np.int64)
+        for a in range(n_slots):
+            if mover[a]:
+                slot_of[order[slots[a]]] = a
+        item = np.empty(n_moves, dtype=np.int64)
+        gain = np.empty(n_moves, dtype=np.float64)
+        key = np.empty(n_moves, dtype=np.float64)
+        lo = np.empty(n_moves, dtype=np.int64)
+        hi = np.empty(n_moves, dtype=np.int64)
+        threshold = np.empty(n_moves, dtype=np.float64)
+        m = 0
+        for i in range(n_items):
+            if slot_of[i] < 0:
+                continue
+            item[m] = i
+            m += 1
+        for m in range(n_moves):
+            a = slot_of[item[m]]
+            gain[m] = gain_all[a]
+            key[m] = key_all[a]
+            lo[m] = lo_all[a]
+            hi[m] = hi_all[a]
+            threshold[m] = threshold_all[a]
+        # --- the batch (_apply_batch_compiled)
+        # by decreasing gain, ties by item: the gains are positive, so their
+        # bits order them as integers (the int64 sort the other kernels use)
+        gain_bits = np.empty(n_moves, dtype=np.int64)
+        for m in range(n_moves):
+            gain_bits[m] = -gain[m : m + 1].view(np.int64)[0]
+        priority = np.argsort(gain_bits, kind="mergesort")
+        rank = np.empty(n_moves, dtype=np.int64)
+        for m in range(n_moves):
+            rank[priority[m]] = m
+        batch = n_moves
+        while batch > 1:
+            if _count_overlaps(lo, hi, priority[:batch]) <= max_batch_pairs:
+                break
+            batch //= 2
+        in_batch = np.zeros(n_moves, dtype=np.bool_)
+        for c in range(batch):
+            in_batch[priority[c]] = True
+        chosen = np.empty(batch, dtype=np.int64)
+        c = 0
+        for m in range(n_moves):
+            if in_batch[m]:
+                chosen[c] = m
+                c += 1
+        old = consensus.astype(np.float64)
+        new = old.copy()
+        for c in range(batch):
+            new[item[chosen[c]]] = key[chosen[c]]
+        correction, dominated = _batch_kernel(
+            chosen,
+            rank,
+            item,
+            lo,
+            hi,
+            old,
+            new,
+            ranks_t,
+            masses,
+            group_bounds,
+            group_values,
+            total_weight,
+            exact,  # an argument, not the literal True: no second compilation
+        )
+        gain_sum = 0.0
+        tolerance_terms = np.empty(batch, dtype=np.float64)
+        for c in range(batch):
+            gain_sum += gain[chosen[c]]
+            tolerance_terms[c] = threshold[chosen[c]]
+        delta = -gain_sum + correction
+        accepted = np.zeros(n_moves, dtype=np.bool_)
+        independent_sum = 0.0
+        for c in range(batch):
+            if not dominated[chosen[c]]:
+                accepted[chosen[c]] = True
+                independent_sum += gain[chosen[c]]
+        independent_delta = -independent_sum
+        tolerance = _numpy_sum(tolerance_terms)
+        if delta < min(independent_delta, -tolerance):
+            for c in range(batch):
+                accepted[chosen[c]] = True
+        else:
+            delta = independent_delta
+        # --- the next consensus and the items to examine again
+        for i in range(n_items):
+            keys[i] = consensus[i]
+        reach = min(window, n_buckets)
+        marks = np.zeros(n_buckets + 1, dtype=np.int64)
+        for m in range(n_moves):
+            if accepted[m]:
+                keys[item[m]] = key[m]
+                marks[max(lo[m] - reach - 1, 0)] += 1
+                marks[min(hi[m] + reach + 2, n_buckets)] -= 1
+        touched = np.zeros(n_buckets, dtype=np.bool_)
+        running = 0
+        for q in range(n_buckets):
+            running += marks[q]
+            touched[q] = running > 0
+        is_active = np.zeros(n_items, dtype=np.bool_)
+        n_active = 0
+        for i in range(n_items):
+            is_active[i] = touched[consensus[i]]
+        for m in range(n_moves):
+            if accepted[m]:
+                is_active[item[m]] = True
+        for i in range(n_items):
+            n_active += is_active[i]
+        active = np.empty(n_active, dtype=np.int64)
+        n_active = 0
+        for i in range(n_items):
+            if is_active[i]:
+                active[n_active] = i
+                n_active += 1
+        # dense buckets of the new keys (np.unique's inverse); the keys are
+        # multiples of 1/4, so four times them order them as integers
+        quarters = np.empty(n_items, dtype=np.int64)
+        for i in range(n_items):
+            quarters[i] = np.int64(4.0 * keys[i])
+        by_key = np.argsort(quarters, kind="mergesort")
+        bucket = -1
+        previous = 0.0
+        for p in range(n_items):
+            i = by_key[p]
+            if p == 0 or keys[i] != previous:
+                bucket += 1
+                previous = keys[i]
+            consensus[i] = bucket
+        objective += delta
+        full = n_active == n_items
+        if -delta <= tol * objective:
+            break
+    return consensus, objective, n_passes, converged

@@ -59,8 +59,10 @@ from treerank.aggregation._bucket_order import _dot
 from treerank.aggregation._kernels import (
     _batch_kernel,
     _best_moves_kernel,
+    _compiled_for,
     _count_overlaps,
     _gather_sorted,
+    _local_search_kernel,
     _use_compiled,
     _weight_groups,
     _window_sums_kernel,
@@ -322,10 +324,17 @@ def _best_moves_compiled(data, consensus, items, window, groups, rtol=1e-12):
     # a bucket gets a prefix table when comparing its members with the items
     # around it (about size^2 row comparisons) costs more than a table of the
     # ranks its members span (at most K per ranking)
-    mean_buckets = float(np.mean(data.n_buckets))
-    tables = (sizes > 2 * _SMALL_MAX) & (
-        sizes.astype(np.float64) ** 2 > 2.0 * mean_buckets
-    )
+    if data.exact:
+        # exact sums: both ways give the same masses, so take the cheaper one
+        # (measured: a comparison of a member costs about 10 + B / 16 table
+        # look-ups, a query of a table B look-ups)
+        n_rankings = data.n_rankings
+        tables = sizes * (10.0 + n_rankings / 16.0) >= n_rankings
+    else:
+        mean_buckets = float(np.mean(data.n_buckets))
+        tables = (sizes > 2 * _SMALL_MAX) & (
+            sizes.astype(np.float64) ** 2 > 2.0 * mean_buckets
+        )
     sorted_buckets = consensus[order]
     sorted_masses = data.item_weights[order]
     slots = np.sort(position[items])
@@ -407,6 +416,7 @@ def _apply_batch_compiled(data, consensus, moves, groups):
         bounds,
         values,
         data.total_weight,
+        data.exact,
     )
     delta = -float(gain[chosen].sum()) + correction
     independent = np.zeros(n_moves, dtype=bool)
@@ -457,11 +467,44 @@ def _local_search_compiled(data, consensus, objective, *, window, max_iter, tol=
     return consensus, objective, n_passes, converged
 
 
-def _run_local_search(data, consensus, objective, *, window, max_iter, tol=0.0):
-    """The compiled search on large problems, the numpy one on small ones."""
-    search = (
-        _local_search_compiled
-        if _use_compiled(data.n_items, data.n_rankings)
-        else _local_search
+def _local_search_exact(data, consensus, objective, *, window, max_iter, tol=0.0):
+    """:func:`_local_search_compiled` for exact arithmetic, passes included.
+
+    With integral weights every sum of a pass is exact, so the whole search
+    runs in one kernel (:func:`._kernels._local_search_kernel`): the same
+    passes and result, without numpy's fixed cost per call between them.
+    """
+    bounds, values = _weight_groups(data)
+    consensus, objective, n_passes, converged = _local_search_kernel(
+        data.ranks_t,
+        data.item_weights,
+        bounds,
+        values,
+        data.total_weight,
+        np.asarray(consensus, dtype=np.int64),
+        float(objective),
+        int(window),
+        int(max_iter),
+        float(tol),
+        1e-12,
+        _MAX_BATCH_PAIRS,
+        True,
     )
+    return consensus.astype(np.intp), objective, int(n_passes), bool(converged)
+
+
+def _run_local_search(data, consensus, objective, *, window, max_iter, tol=0.0):
+    """The compiled search on large problems, the numpy one on small ones.
+
+    Exact problems below the size of large ones (where numpy's fixed cost per
+    call between the passes would dominate) run the whole search in one
+    kernel; larger ones run pass by pass (the same result), so that a default
+    forest's first fit does not compile that kernel too (about 3 s).
+    """
+    if not _compiled_for(data):
+        search = _local_search
+    elif data.exact and not _use_compiled(data.n_items, data.n_rankings):
+        search = _local_search_exact
+    else:
+        search = _local_search_compiled
     return search(data, consensus, objective, window=window, max_iter=max_iter, tol=tol)

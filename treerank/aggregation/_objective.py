@@ -31,7 +31,7 @@ same sums (the tests check it) but treats each ranking separately.
 import numpy as np
 
 from treerank.aggregation._bucket_order import _dot
-from treerank.aggregation._kernels import _pair_sums_kernel, _use_compiled
+from treerank.aggregation._kernels import _compiled_for, _pair_sums_kernel
 
 __all__ = []
 
@@ -193,7 +193,7 @@ def _objective(consensus, data, blocks=None):
             np.where(relation > 0, above + 0.5 * tied, 0.5 * (above + below)),
         )
         return _dot(masses, cost)
-    if blocks is None and _use_compiled(data.n_items, data.n_rankings):
+    if blocks is None and _compiled_for(data):
         sums = _pair_sums_compiled(consensus, data)
     else:
         sums = _pair_sums(consensus, data, blocks)

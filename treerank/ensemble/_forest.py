@@ -38,11 +38,10 @@ from treerank.engine import (
 from treerank.ensemble._leaf_scores import (
     leaf_midranks,
     leaf_positions,
-    mean_borda_scores,
-    mean_leaf_values,
     rank_leaf_values,
     rate_leaf_values,
 )
+from treerank.ensemble._leaf_tables import LeafTable
 from treerank.ensemble._multipartite import fit_graded_forest, is_graded_target
 from treerank.metrics._roc import roc_auc_score
 from treerank.tree._classes import (
@@ -79,6 +78,7 @@ __all__ = ["RankingForest"]
 
 _MAX_SEED = np.iinfo(np.int32).max
 _MAX_DRAWS = 20
+_INSERT_BLOCK = 1 << 16  # unseen rows placed together (bounds their memory)
 RATE_SMOOTHING = 30.0
 """Pseudo-rows m of the smoothed leaf rates (``leaf_scores="rate"``), in units of
 the mean weight of a training row."""
@@ -794,7 +794,8 @@ default=None
         if self._leaf_position_table is None:
             return leaf_ranks
         table, offsets = self._leaf_position_table
-        return table[leaf_ranks + offsets[None, :]].astype(np.int32)
+        positions = LeafTable.from_flat(table.astype(np.int32, copy=False), offsets)
+        return positions.gather(leaf_ranks)
 
     def _aggregate(self, leaf_ranks, sample_weight, seed):
         self.consensus_objective_ = None
@@ -957,10 +958,12 @@ default=None
         return out
 
     def _raw_scores(self, leaf_ranks):
+        # compiled means, the same operations as mean_leaf_values and
+        # mean_borda_scores (the trees added in order)
         if self.aggregation == "mean":
-            return mean_leaf_values(leaf_ranks, self.leaf_values_)
+            return LeafTable(self.leaf_values_).mean(leaf_ranks)
         if self.aggregation == "borda":
-            return mean_borda_scores(leaf_ranks, self._midranks)
+            return LeafTable(self._midranks).mean(leaf_ranks)
         return self._median_scores(leaf_ranks)
 
     def _median_scores(self, leaf_ranks):
@@ -983,29 +986,42 @@ default=None
             seen = cell >= 0
             position[seen] = self.consensus_[cell[seen]]
             if not seen.all():
-                position[~seen] = self._insert(rows[~seen])
+                unseen = np.flatnonzero(~seen)
+                position[unseen] = self._insert(rows, unseen)
         scores = -2.0 * position
         if self.tie_breaking == "mean":  # leaf values lie in [0, 1]
-            scores += 0.9 * (mean_leaf_values(rows, self.leaf_values_) - 0.5)
+            scores += 0.9 * (LeafTable(self.leaf_values_).mean(rows) - 0.5)
         return scores
 
-    def _insert(self, rows):
-        """Consensus positions of unseen cells, in threads for large batches.
+    def _insert(self, rows, index=None):
+        """Consensus positions of the unseen cells ``rows[index]`` (all rows if None).
 
-        Each row is placed independently of the others (so chunking changes
-        nothing), and the insertion is numpy-bound, which releases the GIL.
+        Each row is placed independently of the others, so the rows go in
+        pieces of at most ``_INSERT_BLOCK`` (bounded memory: a piece's leaf
+        positions are gathered when it is placed), in threads for large
+        batches (the insertion kernels release the GIL).
         """
         # with monotonic constraints, the bisection keeps the placement monotone
         search = "bisect" if getattr(self, "_monotonic", False) else "gallop"
-        rows = np.ascontiguousarray(self._positions(rows), dtype=np.int32)
-        n_chunks = min(effective_n_jobs(self.n_jobs), max(1, rows.shape[0] // 2000))
-        if n_chunks <= 1:
-            return self._inserter.positions(rows, search=search)
-        chunks = np.array_split(np.arange(rows.shape[0]), n_chunks)
-        parts = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-            delayed(self._inserter.positions)(rows[chunk], search=search)
-            for chunk in chunks
-        )
+        if index is None:
+            index = np.arange(rows.shape[0])
+        n_rows = index.shape[0]
+        n_jobs = min(effective_n_jobs(self.n_jobs), max(1, n_rows // 2000))
+        n_pieces = max(n_jobs, -(-n_rows // _INSERT_BLOCK), 1)
+
+        def place(piece):
+            positions = self._positions(rows[piece])
+            return self._inserter.positions(
+                np.ascontiguousarray(positions, dtype=np.int32), search=search
+            )
+
+        pieces = np.array_split(index, n_pieces)
+        if n_jobs <= 1:
+            parts = [place(piece) for piece in pieces]
+        else:
+            parts = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+                delayed(place)(piece) for piece in pieces
+            )
         return np.concatenate(parts)
 
     def _validate_X_predict(self, X):
