@@ -7,17 +7,12 @@ from sklearn.base import clone
 from sklearn.model_selection import cross_val_score
 
 from treerank import RankingForest, TreeRank
+from treerank.base import GradedCalibration
 from treerank.bridge import evaluate
 from treerank.datasets import (
     OrdinalNestedSquares,
     make_learning_to_rank,
     make_ordinal_nested_squares,
-)
-from treerank.ensemble._multipartite import (
-    GradedCalibration,
-    is_graded_target,
-    stacked_problem,
-    tree_thresholds,
 )
 from treerank.metrics import (
     cumulative_auc_scores,
@@ -26,6 +21,11 @@ from treerank.metrics import (
     volume_under_surface_from_counts,
 )
 from treerank.model_io import load_model, save_model
+from treerank.utils._graded_target import (
+    is_graded_target,
+    stacked_problem,
+    tree_thresholds,
+)
 
 ESTIMATORS = [
     TreeRank(random_state=0),

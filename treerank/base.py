@@ -1,4 +1,12 @@
-"""Mixins shared by treerank's estimators."""
+"""What every ranker shares: the calibration of its scores and its mixin.
+
+The calibrations map ranking scores to probabilities, monotone in the score:
+:class:`MonotoneCalibration` for two classes (``P(Y = 1 | score)``) and
+:class:`GradedCalibration` for ``K > 2`` ordered grades (``P(Y >= g_k |
+score)`` per threshold). :class:`RankingMixin` gives ``predict`` and
+``score`` from ``decision_function`` and the fitted calibration. Nothing here
+imports an estimator: the estimators build on this module.
+"""
 
 # Authors: The treerank developers
 # SPDX-License-Identifier: BSD-3-Clause
@@ -9,8 +17,10 @@ from sklearn.utils import get_tags
 from sklearn.utils.validation import check_is_fitted
 
 from treerank.metrics._roc import roc_auc_score
+from treerank.metrics._vus import volume_under_surface
 
 __all__ = [
+    "GradedCalibration",
     "MonotoneCalibration",
     "RankingMixin",
     "calibrate_buckets",
@@ -312,6 +322,155 @@ class MonotoneCalibration:
         return self.proba_[index]
 
 
+class GradedCalibration:
+    """Monotone ``P(Y >= g_k | score)`` for every threshold, and grade probabilities.
+
+    One weighted isotonic (non-decreasing) regression of the indicator
+    "grade >= g_k" on the training scores per threshold ``k = 1..K-1``; the
+    ``K - 1`` estimates are then made non-increasing in ``k`` (a cumulative
+    minimum: ``P(Y >= g_k)`` cannot grow with ``k``), which keeps them
+    non-decreasing in the score. A new score takes the values of the nearest
+    distinct training score (midpoints going up), as
+    :class:`MonotoneCalibration`.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n_samples,)
+        Training scores (higher = higher grade).
+    codes : array-like of int of shape (n_samples,)
+        Grade codes ``0..K-1``.
+    sample_weight : array-like of shape (n_samples,)
+        Non-negative weights.
+    n_grades : int
+        ``K``.
+
+    Attributes
+    ----------
+    levels_ : ndarray of shape (n_levels,)
+        Distinct training scores, increasing.
+    proba_ : ndarray of shape (n_grades - 1, n_levels)
+        ``proba_[k - 1, j]``: estimate of ``P(Y >= g_k | score = levels_[j])``.
+    threshold_ : float
+        Decision offset, 0: the scores of a multipartite ranker are not
+        shifted (:meth:`predict_codes` compares them with ``K - 1`` levels).
+
+    Examples
+    --------
+    >>> from treerank.base import GradedCalibration
+    >>> cal = GradedCalibration([1, 2, 3, 4], [0, 1, 1, 2], [1, 1, 1, 1], 3)
+    >>> cal.proba_
+    array([[0., 1., 1., 1.],
+           [0., 0., 0., 1.]])
+    >>> cal.predict_proba([2.2])
+    array([[0., 1., 0.]])
+    >>> cal.predict_codes([0.0, 2.2, 9.0])
+    array([0, 1, 2])
+    """
+
+    def __init__(self, scores, codes, sample_weight, n_grades):
+        scores = np.asarray(scores, dtype=np.float64)
+        codes = np.asarray(codes)
+        sample_weight = np.asarray(sample_weight, dtype=np.float64)
+        keep = sample_weight > 0
+        levels, inverse = np.unique(scores[keep], return_inverse=True)
+        weight = np.bincount(inverse, weights=sample_weight[keep])
+        proba = np.empty((n_grades - 1, levels.shape[0]))
+        for k in range(1, n_grades):
+            above = np.bincount(
+                inverse, weights=sample_weight[keep] * (codes[keep] >= k)
+            )
+            proba[k - 1] = isotonic_regression(above / weight, sample_weight=weight)
+        proba = np.minimum.accumulate(np.clip(proba, 0.0, 1.0), axis=0)
+        self._set(levels, proba)
+
+    def _set(self, levels, proba):
+        self.levels_ = levels
+        self.proba_ = proba
+        self.threshold_ = 0.0
+        self._cuts = 0.5 * (levels[1:] + levels[:-1])
+
+    @classmethod
+    def from_arrays(cls, levels, proba):
+        """Rebuild a fitted calibration from its attributes (for model files).
+
+        Parameters
+        ----------
+        levels : ndarray of shape (n_levels,)
+            Increasing distinct scores.
+        proba : ndarray of shape (n_grades - 1, n_levels)
+            Probabilities in [0, 1], non-decreasing along each row and
+            non-increasing down each column.
+
+        Returns
+        -------
+        calibration : GradedCalibration
+        """
+        levels = np.asarray(levels, dtype=np.float64)
+        proba = np.asarray(proba, dtype=np.float64)
+        if (
+            levels.ndim != 1
+            or proba.ndim != 2
+            or proba.shape[0] < 2
+            or proba.shape[1] != levels.shape[0]
+            or levels.shape[0] == 0
+            or not np.all(np.isfinite(levels))
+            or np.any(np.diff(levels) <= 0)
+            or np.any(np.diff(proba, axis=1) < 0)
+            or np.any(np.diff(proba, axis=0) > 0)
+            or np.any(~((proba >= 0) & (proba <= 1)))
+        ):
+            raise ValueError("inconsistent graded calibration arrays")
+        calibration = cls.__new__(cls)
+        calibration._set(levels, proba)
+        return calibration
+
+    def cumulative_proba(self, scores):
+        """``P(Y >= g_k | score)`` for ``k = 1..K-1``, shape (n_samples, K - 1).
+
+        Parameters
+        ----------
+        scores : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_grades - 1)
+        """
+        scores = np.asarray(scores, dtype=np.float64)
+        index = np.searchsorted(self._cuts, scores, side="left")
+        return self.proba_[:, index].T
+
+    def predict_proba(self, scores):
+        """Probability of every grade, lowest first, shape (n_samples, K).
+
+        Parameters
+        ----------
+        scores : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_grades)
+            Rows sum to one.
+        """
+        above = self.cumulative_proba(scores)
+        ones = np.ones((above.shape[0], 1))
+        zeros = np.zeros((above.shape[0], 1))
+        cumulative = np.hstack([ones, above, zeros])
+        return cumulative[:, :-1] - cumulative[:, 1:]
+
+    def predict_codes(self, scores):
+        """Median grade code: the number of thresholds with ``P(Y >= g_k) > 1/2``.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        codes : ndarray of int of shape (n_samples,)
+        """
+        return np.count_nonzero(self.cumulative_proba(scores) > 0.5, axis=1)
+
+
 def _allows_nan(estimator):
     """Whether an estimator (e.g. a LeafRank) accepts NaN, by its tags."""
     try:
@@ -367,10 +526,9 @@ class RankingMixin:
         y_pred : ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
-        if self.classes_.shape[0] > 2:  # multipartite hook: the median grade
-            from treerank.ensemble._multipartite import graded_predict
-
-            return graded_predict(self, X)
+        if self.classes_.shape[0] > 2:  # the median grade (GradedCalibration)
+            codes = self._calibration.predict_codes(self.decision_function(X))
+            return self.classes_[codes]
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
     def score(self, X, y, sample_weight=None):
@@ -394,8 +552,8 @@ class RankingMixin:
         auc : float
             Ties count one half. NaN (with a warning) if ``y`` has one class.
         """
-        if len(getattr(self, "classes_", ())) > 2:  # multipartite hook: the VUS
-            from treerank.ensemble._multipartite import graded_score
-
-            return graded_score(self, X, y, sample_weight=sample_weight)
+        if len(getattr(self, "classes_", ())) > 2:  # grades: the VUS
+            return volume_under_surface(
+                y, self.decision_function(X), sample_weight=sample_weight
+            )
         return roc_auc_score(y, self.decision_function(X), sample_weight=sample_weight)

@@ -16,7 +16,7 @@ more than two ``classes``.
 
 import numpy as np
 
-from treerank.ensemble._multipartite import GradedCalibration
+from treerank.base import GradedCalibration
 from treerank.model_io._archive import (
     ArrayView,
     check_array,
