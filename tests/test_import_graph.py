@@ -4,7 +4,8 @@ The graph is read from the source, not from ``sys.modules``: every ``import``
 and ``from ... import`` statement of every module, wherever it stands (at the
 top, inside a function, under ``if TYPE_CHECKING``), is an edge, and so are
 the names a package loads on first access (the ``_LOCATIONS`` tables of
-``treerank._lazy`` and the tables of ``treerank/__init__.py``). Importing a
+``treerank._lazy`` and the tables of ``treerank/__init__.py``), and
+``importlib.import_module`` of a literal name. Importing a
 module of another package first runs that package's ``__init__``: an edge to
 it too. A cycle is a strongly connected component of more than one module
 (or a module importing itself).
@@ -68,6 +69,21 @@ def lazy_locations(tree, modules):
     return locations
 
 
+def _is_import_call(node):
+    """A call ``import_module("name")`` or ``__import__("name")`` (a literal)."""
+    if not (isinstance(node, ast.Call) and node.args):
+        return False
+    function = node.func
+    name = function.attr if isinstance(function, ast.Attribute) else None
+    if isinstance(function, ast.Name):
+        name = function.id
+    return (
+        name in ("import_module", "__import__")
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    )
+
+
 def import_graph(root=PACKAGE_ROOT, skip=()):
     """Module -> set of the package's modules it imports (anywhere in its code).
 
@@ -90,6 +106,8 @@ def import_graph(root=PACKAGE_ROOT, skip=()):
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 targets.update(alias.name for alias in node.names)
+            elif _is_import_call(node):  # importlib.import_module("a.b")
+                targets.add(node.args[0].value)
             elif isinstance(node, ast.ImportFrom):
                 source = (
                     _resolve_relative(node, name, modules)
@@ -200,7 +218,9 @@ def test_the_walker_sees_lazy_and_relative_imports(tmp_path):
     )
     (package / "sub" / "_thing.py").write_text("from .. import low\n")
     (package / "low.py").write_text("def f():\n    from pkg.high import g\n")
-    (package / "high.py").write_text("import pkg.mid\n")
+    (package / "high.py").write_text(
+        "import importlib\n\ndef g():\n    importlib.import_module('pkg.mid')\n"
+    )
     (package / "mid.py").write_text("from pkg.sub import Thing\n")
     graph = import_graph(package)
     assert graph["pkg.low"] == {"pkg.high"}
@@ -208,6 +228,8 @@ def test_the_walker_sees_lazy_and_relative_imports(tmp_path):
     assert graph["pkg.sub._thing"] == {"pkg.low"}
     cycles = import_cycles(graph)
     assert cycles == [["pkg.high", "pkg.low", "pkg.mid", "pkg.sub._thing"]]
+    # an allowed import leaves the graph, and the cycle with it
+    assert import_cycles(import_graph(package, skip={("pkg.low", "pkg.high")})) == []
     # breaking the lazy import breaks the cycle
     (package / "low.py").write_text("def f():\n    pass\n")
     assert import_cycles(import_graph(package)) == []
