@@ -34,7 +34,7 @@ from treerank import (
     RankingForest,
     TreeRank,
 )
-from treerank.base import MonotoneCalibration
+from treerank.base import MonotoneCalibration, decision_offset
 from treerank.datasets import GaussianMeanShift, make_nested_squares
 from treerank.engine import rule_children
 from treerank.exceptions import ModelFileError
@@ -580,7 +580,7 @@ def test_compact_calibration_predicts_identically(scores, labels, weights, scale
     levels, proba = _calibration.compact_calibration(calibration)
     assert levels.shape[0] <= 2 * np.unique(calibration.proba_).shape[0]
     compact = MonotoneCalibration.from_arrays(levels, proba, calibration.threshold_)
-    assert _calibration.decision_threshold(levels, proba) == calibration.threshold_
+    assert decision_offset(levels, proba) == calibration.threshold_
     full = calibration.levels_
     cuts = 0.5 * (full[1:] + full[:-1])
     queries = np.concatenate(

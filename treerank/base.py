@@ -25,6 +25,7 @@ __all__ = [
     "RankingMixin",
     "calibrate_buckets",
     "calibrated_probability",
+    "decision_offset",
     "midrank_quantiles",
     "quantile_calibration",
 ]
@@ -182,6 +183,41 @@ def calibrated_probability(quantiles, knots, proba):
     return np.asarray(proba, dtype=np.float64)[index]
 
 
+def decision_offset(levels, proba):
+    """The decision offset of non-decreasing probabilities of score levels.
+
+    The midpoint between the highest level of probability at most 1/2 and the
+    next one (one below the lowest level if every probability exceeds 1/2,
+    one above the highest if none does): ``score - offset > 0`` exactly where
+    the calibrated probability (the probability of the nearest level,
+    midpoints going up) exceeds 1/2.
+
+    Parameters
+    ----------
+    levels : ndarray of shape (n_levels,)
+        Increasing distinct scores.
+    proba : ndarray of shape (n_levels,)
+        Non-decreasing probabilities, one per level.
+
+    Returns
+    -------
+    offset : float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank.base import decision_offset
+    >>> decision_offset(np.array([1.0, 2.0, 3.0]), np.array([0.2, 0.4, 0.9]))
+    2.5
+    """
+    above = np.flatnonzero(proba > 0.5)
+    if above.shape[0] == 0:
+        return float(levels[-1] + 1.0)
+    if above[0] == 0:
+        return float(levels[0] - 1.0)
+    return float(0.5 * (levels[above[0] - 1] + levels[above[0]]))
+
+
 class MonotoneCalibration:
     """Isotonic calibration of ranking scores, with the matching decision offset.
 
@@ -233,13 +269,7 @@ class MonotoneCalibration:
         proba = isotonic_regression(positive / weight, sample_weight=weight)
         self.levels_ = levels
         self.proba_ = np.clip(proba, 0.0, 1.0)
-        above = np.flatnonzero(self.proba_ > 0.5)
-        if above.shape[0] == 0:
-            self.threshold_ = float(levels[-1] + 1.0)
-        elif above[0] == 0:
-            self.threshold_ = float(levels[0] - 1.0)
-        else:
-            self.threshold_ = float(0.5 * (levels[above[0] - 1] + levels[above[0]]))
+        self.threshold_ = decision_offset(levels, self.proba_)
         self._cuts = 0.5 * (levels[1:] + levels[:-1])
 
     @classmethod
@@ -261,14 +291,7 @@ class MonotoneCalibration:
         """
         levels = np.asarray(levels, dtype=np.float64)
         proba = np.asarray(proba, dtype=np.float64)
-        above = np.flatnonzero(proba > 0.5)
-        if above.shape[0] == 0:
-            threshold = float(levels[-1] + 1.0)
-        elif above[0] == 0:
-            threshold = float(levels[0] - 1.0)
-        else:
-            threshold = float(0.5 * (levels[above[0] - 1] + levels[above[0]]))
-        return cls.from_arrays(levels, proba, threshold)
+        return cls.from_arrays(levels, proba, decision_offset(levels, proba))
 
     @classmethod
     def from_arrays(cls, levels, proba, threshold):

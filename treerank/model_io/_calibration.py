@@ -20,7 +20,7 @@ classes rely on.
 
 import numpy as np
 
-from treerank.base import GradedCalibration, MonotoneCalibration
+from treerank.base import GradedCalibration, MonotoneCalibration, decision_offset
 from treerank.model_io._arrays import (
     ROUNDING,
     check_array,
@@ -32,7 +32,6 @@ from treerank.model_io._params import json_number
 
 __all__ = [
     "compact_calibration",
-    "decision_threshold",
     "pack_graded_calibration",
     "pack_monotone_calibration",
     "pack_quantile_calibration",
@@ -51,18 +50,7 @@ def pack_monotone_calibration(calibration, arrays):
 
 def unpack_monotone_calibration(model, description, arrays):
     """The calibration of a two-class forest (:class:`MonotoneCalibration`)."""
-    check_declared_pair(arrays, "calibration_levels", "calibration_proba")
-    levels = check_array(
-        arrays, "calibration_levels", kinds="iuf", finite=True, dtype=np.float64
-    )
-    proba = check_array(
-        arrays,
-        "calibration_proba",
-        kinds="iuf",
-        shape=levels.shape,
-        bounds=(0, 1),
-        dtype=np.float64,
-    )
+    levels, proba = _step_function(arrays, "calibration_levels", "calibration_proba")
     threshold = json_number(
         description["calibration_threshold"], "calibration_threshold"
     )
@@ -73,7 +61,7 @@ def unpack_monotone_calibration(model, description, arrays):
             raise ValueError("a calibration level is not the score of a cell")
     elif np.any(levels < -ROUNDING) or np.any(levels > 1 + ROUNDING):
         raise ValueError("the calibration levels must be in [0, 1]")
-    if threshold != decision_threshold(levels, proba):
+    if threshold != decision_offset(levels, proba):
         raise ValueError("calibration_threshold does not match the calibration")
 
 
@@ -93,16 +81,6 @@ def compact_calibration(calibration):
     keep[steps] = True
     keep[steps + 1] = True
     return levels[keep], proba[keep]
-
-
-def decision_threshold(levels, proba):
-    """The decision offset of ``MonotoneCalibration`` on these levels."""
-    above = np.flatnonzero(proba > 0.5)
-    if above.shape[0] == 0:
-        return float(levels[-1] + 1.0)
-    if above[0] == 0:
-        return float(levels[0] - 1.0)
-    return float(0.5 * (levels[above[0] - 1] + levels[above[0]]))
 
 
 def pack_graded_calibration(calibration, arrays):
@@ -149,18 +127,7 @@ def unpack_quantile_calibration(arrays):
     """The out-of-fold calibration of a TreeRank (None if the file has none)."""
     if "calibration_knots" not in arrays:
         return None
-    check_declared_pair(arrays, "calibration_knots", "calibration_knot_proba")
-    knots = check_array(
-        arrays, "calibration_knots", kinds="iuf", finite=True, dtype=np.float64
-    )
-    proba = check_array(
-        arrays,
-        "calibration_knot_proba",
-        kinds="iuf",
-        shape=knots.shape,
-        bounds=(0, 1),
-        dtype=np.float64,
-    )
+    knots, proba = _step_function(arrays, "calibration_knots", "calibration_knot_proba")
     if (
         knots.shape[0] == 0
         or np.any(np.diff(knots) <= 0)
@@ -172,3 +139,21 @@ def unpack_quantile_calibration(arrays):
             "probabilities"
         )
     return knots, proba
+
+
+def _step_function(arrays, x_name, proba_name):
+    """Finite points and their probabilities in [0, 1], of one length (float64).
+
+    Both arrays are checked as declared before either is read.
+    """
+    check_declared_pair(arrays, x_name, proba_name)
+    x = check_array(arrays, x_name, kinds="iuf", finite=True, dtype=np.float64)
+    proba = check_array(
+        arrays,
+        proba_name,
+        kinds="iuf",
+        shape=x.shape,
+        bounds=(0, 1),
+        dtype=np.float64,
+    )
+    return x, proba
