@@ -187,19 +187,29 @@ REAL_DATA_PENDING = """\
 """
 
 
-def _write_real_data_table(app):
-    """The real-data benchmark table for the "which ranker" page, or a placeholder."""
+SCALING_PENDING = """\
+.. admonition:: Scaling benchmark table: not run yet
+
+   **Placeholder.** This place receives ``benchmarks/results/scaling.md``
+   (learning curves from 1,000 rows to the whole training pool) as soon as
+   that file exists.
+"""
+
+
+def _write_benchmark_tables(app):
+    """The real-data and scaling benchmark tables for the "which ranker" page."""
     out_dir = DOCS / "api" / "generated"
     out_dir.mkdir(parents=True, exist_ok=True)
-    source = ROOT / "benchmarks" / "results" / "real_data.md"
-    if source.exists():
-        text = markdown_to_rst(source.read_text(encoding="utf-8"), top_level=1)
-        text += "\n*Source:* ``benchmarks/results/real_data.md``.\n"
-    else:
-        text = REAL_DATA_PENDING
-    target = out_dir / "real_data_table.txt"
-    if not target.exists() or target.read_text(encoding="utf-8") != text:
-        target.write_text(text, encoding="utf-8")
+    for name, pending in (("real_data", REAL_DATA_PENDING), ("scaling", SCALING_PENDING)):
+        source = ROOT / "benchmarks" / "results" / f"{name}.md"
+        if source.exists():
+            text = markdown_to_rst(source.read_text(encoding="utf-8"), top_level=1)
+            text += f"\n*Source:* ``benchmarks/results/{name}.md``.\n"
+        else:
+            text = pending
+        target = out_dir / f"{name}_table.txt"
+        if not target.exists() or target.read_text(encoding="utf-8") != text:
+            target.write_text(text, encoding="utf-8")
 
 
 # -- top-level aliases -------------------------------------------------------
@@ -239,6 +249,6 @@ def _resolve_top_level_alias(app, env, node, contnode):
 def setup(app):
     app.connect("builder-inited", _write_cli_help)
     app.connect("builder-inited", _write_benchmark_results)
-    app.connect("builder-inited", _write_real_data_table)
+    app.connect("builder-inited", _write_benchmark_tables)
     app.connect("missing-reference", _resolve_top_level_alias)
     app.connect("autodoc-skip-member", _skip_member)

@@ -135,3 +135,23 @@ def test_one_point_per_cell_of_the_training_rows():
     cells = common_subpartition(forest._leaf_ranks(X))
     assert forest._cell_corners.shape == (cells.cell_ranks.shape[0], X.shape[1])
     assert forest._cell_corners.dtype == np.uint16
+
+
+@pytest.mark.parametrize("missing", [0.0, 0.15])
+def test_corners_found_at_save_from_bin_codes_equal_those_of_the_rows(missing):
+    # the forest keeps the bin codes of one row per cell and finds the corners
+    # from them when a file needs them: the same corners as from the rows
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(1500, 4))
+    X[:, 2] = np.round(X[:, 2])  # few distinct values
+    y = (X[:, 0] + X[:, 1] ** 2 + rng.normal(size=1500) > 1).astype(int)
+    X[rng.random(X.shape) < missing] = np.nan
+    forest = RankingForest(n_estimators=8, random_state=0).fit(X, y)
+    assert "_corner_source" in forest.__dict__
+    ranks = forest.apply(X)
+    # a training row of each cell, the cells in lexicographic order
+    _, rows = np.unique(ranks, axis=0, return_index=True)
+    np.testing.assert_array_equal(forest.cells_, ranks[rows])
+    expected = forest._find_cell_corners(X, rows)
+    np.testing.assert_array_equal(forest._cell_corners, expected)
+    assert "_corner_source" not in forest.__dict__

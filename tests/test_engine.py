@@ -3,6 +3,8 @@ search, trees as arrays, and routing."""
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.tree import DecisionTreeClassifier
 
 from treerank import LeafRank, RankingForest, TreeRank
@@ -407,3 +409,21 @@ def test_nodes_no_larger_than_max_samples_give_the_same_tree():
         np.testing.assert_array_equal(
             other.decision_function(X), trees[0].decision_function(X)
         )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from([-np.inf, -2.5, -1.0, 0.0, 0.5, 1.0, 3.0, np.inf]),
+        min_size=0,
+        max_size=80,
+    )
+)
+def test_stable_argsort_is_numpy_stable_argsort(values):
+    from treerank.engine._sorting import stable_argsort
+
+    keys = np.array(values, dtype=np.float64)
+    np.testing.assert_array_equal(
+        stable_argsort(np.concatenate([keys, [7.0, -7.0]]), keys.shape[0]),
+        np.argsort(keys, kind="stable"),
+    )

@@ -260,3 +260,16 @@ def test_files_written_before_leaf_scores_and_rule_samples_load_as_then(
     np.testing.assert_array_equal(
         loaded.decision_function(X_new), forest.decision_function(X_new)
     )
+
+
+@pytest.mark.parametrize("key", ["leaf_scores", "rate_smoothing", "oob_leaf_scores"])
+def test_a_file_with_leaf_scores_must_hold_all_of_them(squares, tmp_path, key):
+    from treerank.exceptions import ModelFileError
+
+    X, y, _ = squares
+    forest = RankingForest(n_estimators=4, leaf_scores="rate", random_state=0)
+    path = tmp_path / "forest.trk"
+    save_model(forest.fit(X, y), path)
+    rewrite_description(path, lambda description: description.pop(key))
+    with pytest.raises(ModelFileError, match=key):
+        load_model(path)

@@ -300,14 +300,15 @@ def test_graded_forest_through_the_bridge():
 
 @pytest.mark.slow
 def test_default_forest_beats_one_vs_rest_and_the_cycled_thresholds():
-    # paired over training sets (benchmarks/results/multipartite.md: +0.0010
-    # VUS on 30 sets): the stacked forest against one forest per grade scored
-    # by the expected grade (three times the trees) and against the trees
-    # cycled over the thresholds, on fixed seeds
+    # paired over 30 training sets: the stacked forest against one forest per
+    # grade scored by the expected grade (three times the trees), +0.00042 VUS
+    # (standard error 0.00032), and against the trees cycled over the
+    # thresholds, +0.00062 (0.00027); eight sets gave -0.00015 and +0.00053:
+    # the first difference is within the noise of so few sets
     design = OrdinalNestedSquares()
     X_test, y_test = design.sample(10_000, random_state=10_000)
     differences = []
-    for seed in range(8):
+    for seed in range(30):
         X, y = design.sample(2000, random_state=seed)
         default = RankingForest(random_state=seed).fit(X, y)
         cycled = RankingForest(random_state=seed, multipartite="thresholds")

@@ -34,7 +34,13 @@ are gathered in :class:`GrowthParams`.
 # Authors: The treerank developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from treerank.engine._binning import MAX_BINS, MISSING_BIN, BinMapper, bin_thresholds
+from treerank.engine._binning import (
+    MAX_BINS,
+    MISSING_BIN,
+    BinMapper,
+    bin_representatives,
+    bin_thresholds,
+)
 from treerank.engine._cell_corners import (
     corner_values,
     find_cell_corners,
@@ -61,6 +67,7 @@ __all__ = [
     "GrowthParams",
     "Router",
     "SplitRules",
+    "bin_representatives",
     "bin_thresholds",
     "category_codes",
     "category_mask",

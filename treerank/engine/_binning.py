@@ -31,7 +31,13 @@ import numpy as np
 
 from treerank.utils._sparse import canonical_sparse, is_sparse, sparse_column
 
-__all__ = ["MAX_BINS", "MISSING_BIN", "BinMapper", "bin_thresholds"]
+__all__ = [
+    "MAX_BINS",
+    "MISSING_BIN",
+    "BinMapper",
+    "bin_representatives",
+    "bin_thresholds",
+]
 
 MISSING_BIN = 255
 """Code of a missing value (NaN): the last of the 256 codes of a byte."""
@@ -262,3 +268,46 @@ class BinMapper:
     def fit_transform(self, X):
         """Fit the thresholds on X and return its codes."""
         return self.fit(X).transform(X)
+
+
+def bin_representatives(codes, n_bins, threshold_table):
+    """A value inside each bin: the rows of codes turned back into values.
+
+    A value of bin ``b < n_bins - 1`` is its upper threshold
+    ``threshold_table[f, b]``, a value of the last bin the next float above the
+    last threshold, and the missing code is NaN; every split "bin <= b" treats
+    these values as it treats the rows they come from (a split of a numeric
+    feature is at one of its bins' thresholds).
+
+    Parameters
+    ----------
+    codes : ndarray of uint8 of shape (n_samples, n_features)
+    n_bins : ndarray of int of shape (n_features,)
+    threshold_table : ndarray of float64 of shape (n_features, 256)
+
+    Returns
+    -------
+    values : ndarray of float64 of shape (n_samples, n_features)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank.engine import BinMapper, bin_representatives
+    >>> X = np.array([[0.0], [1.0], [2.0], [np.nan]])
+    >>> mapper = BinMapper().fit(X)
+    >>> values = bin_representatives(mapper.transform(X), mapper.n_bins_,
+    ...                              mapper.threshold_table_)
+    >>> bool(np.array_equal(mapper.transform(values), mapper.transform(X)))
+    True
+    """
+    codes = np.asarray(codes)
+    values = np.empty(codes.shape, dtype=np.float64)
+    for j in range(codes.shape[1]):
+        table = threshold_table[j].copy()
+        last = int(n_bins[j]) - 1
+        table[last] = (
+            np.nextafter(threshold_table[j, last - 1], np.inf) if last > 0 else 0.0
+        )
+        table[MISSING_BIN] = np.nan
+        values[:, j] = table[codes[:, j]]
+    return values

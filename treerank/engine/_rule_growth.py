@@ -22,13 +22,21 @@ from treerank.engine._binning import MISSING_BIN
 from treerank.engine._histogram import build_histograms, subtract_histograms
 from treerank.engine._jit import jit
 from treerank.engine._random import next_below, shuffle_prefix
+from treerank.engine._sorting import stable_argsort
 from treerank.engine._split_search import (
     child_term,
     search_categories,
     search_feature,
 )
 
-__all__ = ["fit_single_rule", "grow_rule", "max_rule_nodes", "rule_goes_left"]
+__all__ = [
+    "fit_single_rule",
+    "grow_rule",
+    "max_rule_nodes",
+    "rule_goes_left",
+    "sample_for_rule",
+    "split_by_rule",
+]
 
 
 @jit
@@ -148,7 +156,7 @@ def _evaluate(
 
 
 @jit
-def _grow_rule_on(
+def grow_rule(
     codes,
     y,
     w,
@@ -181,8 +189,11 @@ def _grow_rule_on(
 ):
     """Grow and merge the LeafRank rule of the segment ``rows[start:stop]``.
 
-    The inner tree is grown on all the rows of the segment (see
-    :func:`grow_rule` for the parameters and results).
+    The inner tree is grown on all the rows of the segment. A node too large
+    for that is fitted on a sample (:func:`sample_for_rule`, the segment being
+    the sample), then split by its rule (:func:`split_by_rule`): the master
+    tree's kernel calls these three directly, so that no kernel lies between
+    it and this one (each level of calls compiles the code below it again).
 
     Parameters
     ----------
@@ -422,7 +433,8 @@ def _grow_rule_on(
             set_row = n_category_sets[0]
             n_category_sets[0] += 1
             category_set = category_sets[set_row]
-            category_set[:] = 0
+            for word in range(4):
+                category_set[word] = 0
             trained_missing_left = np.bool_(False)  # not a literal (one compilation)
             for i in range(int(best[1])):
                 code = best_order[i]
@@ -581,7 +593,11 @@ def _grow_rule_on(
             ratio[i] = np.inf
         else:
             ratio[i] = -np.inf
-    ranking = np.argsort(-ratio, kind="mergesort")
+    for i in range(n_leaves):
+        ratio[i] = -ratio[i]  # decreasing ratio
+    ranking = stable_argsort(ratio, np.int64(n_leaves))
+    for i in range(n_leaves):
+        ratio[i] = -ratio[i]
     cumulative = 0.0
     gain = 0.0
     n_kept = 0
@@ -601,7 +617,10 @@ def _grow_rule_on(
         out_left_leaf[base + leaves[ranking[i]]] = 1
 
     # left leaves' rows first, each part in its original order
-    by_position = np.argsort(seg_start[leaves], kind="mergesort")
+    position = np.empty(n_leaves, dtype=np.float64)
+    for i in range(n_leaves):
+        position[i] = seg_start[leaves[i]]
+    by_position = stable_argsort(position, np.int64(n_leaves))
     n_left = 0
     n_left_rows = 0
     for side in range(2):
@@ -690,178 +709,47 @@ def rule_goes_left(
 
 
 @jit
-def grow_rule(
-    codes,
-    y,
-    w,
-    rows,
-    start,
-    stop,
-    node_features,
-    n_bins,
-    is_categorical,
-    monotonic,
-    max_depth,
-    min_leaf,
-    max_features,
-    criterion,
-    state,
-    hist_pool,
-    scratch,
-    out_feature,
-    out_bin,
-    out_missing_left,
-    out_child_left,
-    out_child_right,
-    out_left_leaf,
-    out_improvement,
-    out_missing_seen,
-    out_category,
-    category_sets,
-    n_category_sets,
-    base,
-    max_fit_rows,
-    sub,
-):
-    """Grow and merge the LeafRank rule of the segment ``rows[start:stop]``.
+def sample_for_rule(rows, start, stop, y, max_fit_rows, state, sub):
+    """A class-stratified sample of ``max_fit_rows`` rows of the segment; its size.
 
-    A segment of more than ``max_fit_rows`` rows (if positive) fits its rule
-    on a class-stratified sample of ``max_fit_rows`` of them
-    (:func:`_class_sample`; the criterion compares the rates of each class
-    within the node, which such a sample estimates without bias), and all its
-    rows are then split by the rule. Otherwise the rule is fitted on all of
-    them.
-
-    Parameters
-    ----------
-    codes : ndarray of uint8 of shape (n_samples, n_features)
-    y : ndarray of uint8 of shape (n_samples,)
-        1 for positives.
-    w : ndarray of float64 of shape (n_samples,)
-        Positive weights of the rows in the segment.
-    rows : ndarray of int64
-        Row indices; the segment is partitioned in place, left rows first.
-    node_features : ndarray of int64
-        The features the rule may use.
-    n_bins : ndarray of int32 of shape (n_features,)
-    is_categorical : ndarray of uint8 of shape (n_features,)
-        Features whose bins are categories (split by subsets).
-    monotonic : ndarray of int8 of shape (n_features,)
-        Monotonic constraints (+1: the rule's left side must be an up-set in
-        the feature, -1 a down-set, 0 none). Each inner node carries bounds on
-        its class-balanced positive proportion; a split on a constrained
-        feature must order its children accordingly and splits their bounds
-        at the midpoint of their values, every split keeps its children within
-        the node's bounds, and the merge keeps or drops leaves of equal ratio
-        together: the left side is then monotone in the constrained features.
-    max_depth, min_leaf : int
-        Depth of the inner tree and minimum number of rows in its leaves.
-    max_features : int
-        Features drawn at each inner split (0 or more than available: all).
-    criterion : int
-    state : ndarray of uint64 of shape (1,)
-        Random generator state (feature draws, the sample).
-    hist_pool : ndarray of float64 of shape (n_slots, >= n_node_features, 256, 3)
-        Work space for ``max_depth + 2`` histograms.
-    scratch : ndarray of int64 of shape (>= stop - start,)
-        Work space for the partitions.
-    out_* : ndarrays
-        Flat outputs for the inner nodes, written from ``base`` on;
-        ``out_category`` is the row of ``category_sets`` holding a categorical
-        split's set of categories sent left (-1 for a threshold split), and
-        ``out_missing_seen`` whether the split's node had missing values.
-    category_sets : ndarray of uint64 of shape (capacity, 4)
-        256-bit category sets, appended from row ``n_category_sets[0]`` on
-        (room for one per inner node of this rule is needed).
-    n_category_sets : ndarray of int64 of shape (1,)
-        Number of rows of ``category_sets`` in use (updated).
-    base : int
-        Position of the rule's first inner node in the outputs.
-    max_fit_rows : int
-        Largest number of rows a rule is fitted on (0: no limit).
-    sub : ndarray of int64 of shape (>= max_fit_rows,)
-        Work space for the sample.
-
-    Returns
-    -------
-    n_nodes : int
-        Number of inner nodes written.
-    n_left : int
-        Number of rows sent left (they now come first in the segment).
-    gain : float
-        Local TPR - FPR of the left side (0 if it is empty), on all the rows.
+    Each class gets half of the sample, or all its rows if it has fewer (the
+    other class then fills the sample): see :func:`_class_sample`. The inner
+    tree compares the rates of each class within the node, which such a sample
+    estimates without bias whatever the two quotas.
     """
-    if max_fit_rows <= 0 or stop - start <= max_fit_rows:
-        return _grow_rule_on(
-            codes,
-            y,
-            w,
-            rows,
-            start,
-            stop,
-            node_features,
-            n_bins,
-            is_categorical,
-            monotonic,
-            max_depth,
-            min_leaf,
-            max_features,
-            criterion,
-            state,
-            hist_pool,
-            scratch,
-            out_feature,
-            out_bin,
-            out_missing_left,
-            out_child_left,
-            out_child_right,
-            out_left_leaf,
-            out_improvement,
-            out_missing_seen,
-            out_category,
-            category_sets,
-            n_category_sets,
-            base,
-        )
     n_pos_rows = 0
     for i in range(start, stop):
         n_pos_rows += y[rows[i]] == 1
     n_neg_rows = (stop - start) - n_pos_rows
     quota_pos = min(n_pos_rows, max(max_fit_rows // 2, max_fit_rows - n_neg_rows))
     quota_neg = min(n_neg_rows, max_fit_rows - quota_pos)
-    m = _class_sample(rows, start, stop, y, quota_pos, quota_neg, state, sub)
-    n_nodes, _, _ = _grow_rule_on(
-        codes,
-        y,
-        w,
-        sub,
-        np.int64(0),
-        m,
-        node_features,
-        n_bins,
-        is_categorical,
-        monotonic,
-        max_depth,
-        min_leaf,
-        max_features,
-        criterion,
-        state,
-        hist_pool,
-        scratch,
-        out_feature,
-        out_bin,
-        out_missing_left,
-        out_child_left,
-        out_child_right,
-        out_left_leaf,
-        out_improvement,
-        out_missing_seen,
-        out_category,
-        category_sets,
-        n_category_sets,
-        base,
-    )
-    # every row of the segment split by the rule (a stable partition)
+    return _class_sample(rows, start, stop, y, quota_pos, quota_neg, state, sub)
+
+
+@jit
+def split_by_rule(
+    codes,
+    y,
+    w,
+    rows,
+    start,
+    stop,
+    scratch,
+    base,
+    out_feature,
+    out_bin,
+    out_missing_left,
+    out_child_left,
+    out_child_right,
+    out_left_leaf,
+    out_category,
+    category_sets,
+):
+    """Partition ``rows[start:stop]`` by the rule at ``base`` (stable, left first).
+
+    Returns the number of rows sent left and the local TPR - FPR of the left
+    side on all the rows of the segment (0 if it is empty).
+    """
     P = 0.0
     N = 0.0
     left_pos = 0.0
@@ -902,7 +790,7 @@ def grow_rule(
     gain = 0.0
     if n_left > 0:
         gain = left_pos / P - left_neg / N
-    return n_nodes, n_left, gain
+    return n_left, gain
 
 
 @jit
@@ -943,14 +831,21 @@ def fit_single_rule(
     n_category_sets = np.zeros(1, dtype=np.int64)
     hist_pool = np.empty((max_depth + 3, node_features.shape[0], 256, 3))
     scratch = np.empty(rows.shape[0], dtype=np.int64)
-    sub = np.empty(min(max(max_fit_rows, 0), rows.shape[0]), dtype=np.int64)
+    n = np.int64(rows.shape[0])
+    if 0 < max_fit_rows < n:
+        sub = np.empty(max_fit_rows, dtype=np.int64)
+        m = sample_for_rule(rows, np.int64(0), n, y, max_fit_rows, state, sub)
+        fitted_rows = sub
+    else:
+        m = n
+        fitted_rows = rows
     n_nodes, n_left, gain = grow_rule(
         codes,
         y,
         w,
-        rows,
-        0,
-        rows.shape[0],
+        fitted_rows,
+        np.int64(0),
+        m,
         node_features,
         n_bins,
         is_categorical,
@@ -974,9 +869,26 @@ def fit_single_rule(
         category_sets,
         n_category_sets,
         np.int64(0),
-        max_fit_rows,
-        sub,
     )
+    if m < n:  # every row split by the rule fitted on the sample
+        n_left, gain = split_by_rule(
+            codes,
+            y,
+            w,
+            rows,
+            np.int64(0),
+            n,
+            scratch,
+            np.int64(0),
+            feature,
+            threshold_bin,
+            missing_left,
+            child_left,
+            child_right,
+            left_leaf,
+            category,
+            category_sets,
+        )
     return (
         feature[:n_nodes].copy(),
         threshold_bin[:n_nodes].copy(),

@@ -25,6 +25,7 @@ import numpy as np
 
 from treerank.engine._binning import MISSING_BIN
 from treerank.engine._jit import jit
+from treerank.engine._sorting import stable_argsort
 
 __all__ = ["CRITERIA", "child_term", "search_categories", "search_feature"]
 
@@ -229,8 +230,12 @@ def search_categories(
             n_present += 1
     if n_present < 2:
         return False
-    ranking = np.argsort(-key[:n_present], kind="mergesort")
-    sorted_codes = order[:n_present][ranking]
+    for k in range(n_present):
+        key[k] = -key[k]  # decreasing key
+    ranking = stable_argsort(key, np.int64(n_present))
+    sorted_codes = np.empty(n_present, dtype=np.int64)
+    for k in range(n_present):
+        sorted_codes[k] = order[ranking[k]]
     left_pos = 0.0
     left_neg = 0.0
     left_count = 0.0

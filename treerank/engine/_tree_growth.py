@@ -16,7 +16,13 @@ import numpy as np
 
 from treerank.engine._jit import jit
 from treerank.engine._random import shuffle_prefix
-from treerank.engine._rule_growth import grow_rule, max_rule_nodes
+from treerank.engine._rule_growth import (
+    grow_rule,
+    max_rule_nodes,
+    sample_for_rule,
+    split_by_rule,
+)
+from treerank.engine._sorting import stable_argsort
 
 __all__ = ["grow_tree"]
 
@@ -25,7 +31,8 @@ __all__ = ["grow_tree"]
 def _enlarge(array, size):
     """A copy of ``array`` with room for at least ``size`` entries."""
     out = np.empty(max(size, 2 * array.shape[0]), dtype=array.dtype)
-    out[: array.shape[0]] = array
+    for i in range(array.shape[0]):
+        out[i] = array[i]
     return out
 
 
@@ -33,7 +40,9 @@ def _enlarge(array, size):
 def _enlarge_rows(array, size):
     """A copy of a 2-d ``array`` with room for at least ``size`` rows."""
     out = np.empty((max(size, 2 * array.shape[0]), array.shape[1]), dtype=array.dtype)
-    out[: array.shape[0]] = array
+    for i in range(array.shape[0]):
+        for j in range(array.shape[1]):
+            out[i, j] = array[i, j]
     return out
 
 
@@ -197,7 +206,13 @@ def grow_tree(
         if split:
             if n_node_features < n_features:
                 shuffle_prefix(all_features, n_node_features, state)
-                node_features = np.sort(all_features[:n_node_features])
+                drawn = np.empty(n_node_features, dtype=np.float64)
+                for j in range(n_node_features):
+                    drawn[j] = all_features[j]
+                ranks = stable_argsort(drawn, np.int64(n_node_features))
+                node_features = np.empty(n_node_features, dtype=np.int64)
+                for j in range(n_node_features):
+                    node_features[j] = all_features[ranks[j]]
             else:
                 node_features = all_features.copy()
             min_leaf = min_leaf_count
@@ -218,13 +233,23 @@ def grow_tree(
                 category = _enlarge(category, rule_capacity)
                 category_sets = _enlarge_rows(category_sets, rule_capacity)
             sets_before = n_category_sets[0]
+            fitted_rows = rows
+            fit_start = start
+            fit_stop = stop
+            sampled = 0 < max_fit_rows < count  # the rule is fitted on a sample
+            if sampled:
+                fit_stop = sample_for_rule(
+                    rows, start, stop, y, max_fit_rows, state, sub
+                )
+                fitted_rows = sub
+                fit_start = np.int64(0)
             n_inner, n_left, gain = grow_rule(
                 codes,
                 y,
                 w,
-                rows,
-                start,
-                stop,
+                fitted_rows,
+                fit_start,
+                fit_stop,
                 node_features,
                 n_bins,
                 is_categorical,
@@ -248,9 +273,26 @@ def grow_tree(
                 category_sets,
                 n_category_sets,
                 n_rule_nodes,
-                max_fit_rows,
-                sub,
             )
+            if sampled:  # all the node's rows split by the rule
+                n_left, gain = split_by_rule(
+                    codes,
+                    y,
+                    w,
+                    rows,
+                    start,
+                    stop,
+                    scratch,
+                    n_rule_nodes,
+                    feature,
+                    threshold_bin,
+                    missing_left,
+                    child_left,
+                    child_right,
+                    left_leaf,
+                    category,
+                    category_sets,
+                )
             split = gain > min_gain and 0 < n_left < count
             if not split:
                 n_category_sets[0] = sets_before  # the rule is discarded

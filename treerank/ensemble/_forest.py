@@ -28,7 +28,13 @@ from treerank.base import (
     midrank_quantiles,
     quantile_calibration,
 )
-from treerank.engine import Router, find_cell_corners, route_binned, threshold_grids
+from treerank.engine import (
+    Router,
+    bin_representatives,
+    find_cell_corners,
+    route_binned,
+    threshold_grids,
+)
 from treerank.ensemble._leaf_scores import (
     leaf_midranks,
     leaf_positions,
@@ -591,7 +597,7 @@ default=None
         if isinstance(template.leafrank, LeafRank):
             # binned once, shared by all trees; the compiled growth releases
             # the GIL, so threads run trees in parallel without copies of X
-            data = BinnedData(
+            data = self._binned_data = BinnedData(
                 X,
                 np.flatnonzero(sample_weight > 0),
                 template.leafrank.max_bins,
@@ -659,8 +665,19 @@ default=None
         self._aggregate(leaf_ranks, sample_weight, seed)
         self.aggregation_time_ = time.perf_counter() - start
         self._cell_corners = None
+        binned = self.__dict__.pop("_binned_data", None)
         if self.aggregation == "median":
-            self._cell_corners = self._find_cell_corners(X, self._cell_rows)
+            if (
+                binned is not None
+                and self._router is not None
+                and binned.n_features <= self.n_estimators
+            ):
+                # the points of the cells are found when a model file needs them
+                self._corner_source = (
+                    binned.codes[self._cell_rows],
+                    binned.mapper.n_bins_,
+                    binned.mapper.threshold_table_,
+                )
             del self._cell_rows
         if self.verbose:
             print(f"aggregation ({self.aggregation}): {self.aggregation_time_:.2f} s")
@@ -852,6 +869,29 @@ default=None
         if self._leaf_position_table is None and rankings is not None:
             return rankings
         return np.ascontiguousarray(self._positions(cell_ranks).T, dtype=np.int64)
+
+    @property
+    def _cell_corners(self):
+        """A point of each cell as corner codes, or None (found on first use).
+
+        At fit the forest keeps the bin codes of one training row per cell;
+        the corners (:meth:`_find_cell_corners`) are computed from them only
+        when they are asked for (by :func:`~treerank.model_io.save_model`),
+        and the codes are then dropped.
+        """
+        source = self.__dict__.pop("_corner_source", None)
+        if source is not None:
+            codes, n_bins, thresholds = source
+            values = bin_representatives(codes, n_bins, thresholds)
+            self.__dict__["_corners"] = self._find_cell_corners(
+                values, np.arange(values.shape[0])
+            )
+        return self.__dict__.get("_corners")
+
+    @_cell_corners.setter
+    def _cell_corners(self, corners):
+        self.__dict__.pop("_corner_source", None)
+        self.__dict__["_corners"] = corners
 
     def _find_cell_corners(self, X, rows):
         """A point of each cell, as corner codes (:mod:`treerank.engine._cell_corners`).

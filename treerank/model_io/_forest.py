@@ -66,6 +66,7 @@ _FOREST_KEYS = [
 # written since the forest chooses how its trees score their leaves; a file
 # without them ranks leaves by rank (the only way there was)
 _FOREST_LEAF_SCORE_KEYS = ["leaf_scores", "rate_smoothing", "oob_leaf_scores"]
+"""Required in the files whose parameters include leaf_scores, absent before."""
 
 
 def encode_forest(model, include_training_data=False, corners=True):
@@ -103,11 +104,18 @@ def encode_forest(model, include_training_data=False, corners=True):
 
 def decode_forest(description, arrays, runtime):
     """The RankingForest of :func:`encode_forest`'s output, checked."""
+    params = description.get("params")
+    # a file written since the parameter leaf_scores exists holds the choice
+    # and its criterion; an older one holds neither (its trees rank by rank)
+    written_with_leaf_scores = isinstance(params, dict) and "leaf_scores" in params
     json_object(
         description,
         "model.json",
-        [*COMMON_KEYS, *_FOREST_KEYS],
-        optional=_FOREST_LEAF_SCORE_KEYS,
+        [
+            *COMMON_KEYS,
+            *_FOREST_KEYS,
+            *(_FOREST_LEAF_SCORE_KEYS if written_with_leaf_scores else []),
+        ],
     )
     model = decode_params(RankingForest, description, runtime)
     decode_common(model, description)
