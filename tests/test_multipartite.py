@@ -1,5 +1,7 @@
 """Multipartite (ordinal) ranking: TreeRank and RankingForest on K > 2 grades."""
 
+import zipfile
+
 import numpy as np
 import pytest
 from model_file_editing import rewrite_description
@@ -345,6 +347,22 @@ def test_graded_forest_model_file_round_trip(tmp_path, graded, mode):
     np.testing.assert_array_equal(
         loaded.predict_proba(X_test), forest.predict_proba(X_test)
     )
+
+
+@pytest.mark.parametrize("mode", ["stacked", "thresholds"])
+def test_graded_forest_cells_are_stored_as_points(tmp_path, graded, mode):
+    # the stacked trees are binned on the stacked rows: a point of every cell is
+    # still found from the training rows' bins, and routes back to its cell
+    X, y, _, _ = graded
+    forest = RankingForest(n_estimators=6, multipartite=mode, random_state=0)
+    forest.fit(X, y)
+    corners = forest._cell_corners
+    assert corners is not None and corners.shape == (forest.n_cells_, X.shape[1])
+    path = tmp_path / "graded.trk"
+    save_model(forest, path)
+    with zipfile.ZipFile(path) as archive:
+        assert "arrays/cell_corners.npy" in archive.namelist()
+    np.testing.assert_array_equal(load_model(path).cells_, forest.cells_)
 
 
 def test_graded_forest_file_without_the_multipartite_parameter(tmp_path, graded):

@@ -149,4 +149,9 @@ def _grow_stacked_trees(forest, X, codes, n_grades, sample_weight, rng):
         copy[rows[start:stop]] = np.arange(start, stop)
         counts[:, rows[start:stop]] += forest.estimators_samples_[:, start:stop]
     forest.estimators_samples_ = counts
+    binned = forest.__dict__.get("_binned_data")
+    if binned is not None:
+        # binned on the stacked rows: the aggregation reads the codes of the
+        # training rows (a row's copies have its features, hence its codes)
+        binned.codes = binned.codes[copy]
     return np.ascontiguousarray(leaf_ranks[copy]), aggregation_seed
