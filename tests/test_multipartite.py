@@ -349,20 +349,29 @@ def test_graded_forest_model_file_round_trip(tmp_path, graded, mode):
     )
 
 
-@pytest.mark.parametrize("mode", ["stacked", "thresholds"])
-def test_graded_forest_cells_are_stored_as_points(tmp_path, graded, mode):
-    # the stacked trees are binned on the stacked rows: a point of every cell is
-    # still found from the training rows' bins, and routes back to its cell
+@pytest.mark.parametrize("mode", ["stacked", "thresholds", "treerank"])
+def test_graded_cells_are_stored_as_points(tmp_path, graded, mode):
+    # the stacked trees are binned on the stacked rows, a graded TreeRank's
+    # trees each their own way: a point of every cell is still found, and
+    # routes back to its cell (rows of zero weight are in no cell)
     X, y, _, _ = graded
-    forest = RankingForest(n_estimators=6, multipartite=mode, random_state=0)
-    forest.fit(X, y)
+    weight = np.ones(y.shape[0])
+    weight[::7] = 0.0
+    if mode == "treerank":
+        model = TreeRank(max_depth=4, random_state=0).fit(X, y, sample_weight=weight)
+        forest, prefix = model.consensus_, "consensus."
+    else:
+        model = RankingForest(n_estimators=6, multipartite=mode, random_state=0)
+        forest, prefix = model.fit(X, y, sample_weight=weight), ""
     corners = forest._cell_corners
     assert corners is not None and corners.shape == (forest.n_cells_, X.shape[1])
     path = tmp_path / "graded.trk"
-    save_model(forest, path)
+    save_model(model, path)
     with zipfile.ZipFile(path) as archive:
-        assert "arrays/cell_corners.npy" in archive.namelist()
-    np.testing.assert_array_equal(load_model(path).cells_, forest.cells_)
+        assert f"arrays/{prefix}cell_corners.npy" in archive.namelist()
+    loaded = load_model(path)
+    loaded = loaded.consensus_ if mode == "treerank" else loaded
+    np.testing.assert_array_equal(loaded.cells_, forest.cells_)
 
 
 def test_graded_forest_file_without_the_multipartite_parameter(tmp_path, graded):

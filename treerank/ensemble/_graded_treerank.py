@@ -80,6 +80,11 @@ def threshold_tree_median(tree, trees, X, leaf_ranks, codes, grades, weight, see
     consensus.estimators_samples_ = np.ones((n_grades - 1, X.shape[0]), dtype=np.int32)
     consensus._n_leaves = np.array([t.tree_.n_leaves for t in trees])
     consensus._monotonic = False
-    return aggregate_graded(
-        consensus, X, leaf_ranks, levels, codes, grades, weight, seed
-    )
+    aggregate_graded(consensus, X, leaf_ranks, levels, codes, grades, weight, seed)
+    # the trees were binned each its own way: a point of every cell is a
+    # training row of it (model files store the cells as these points)
+    cell = consensus._cell_index.lookup(np.ascontiguousarray(leaf_ranks))
+    seen = np.flatnonzero(cell >= 0)  # rows of zero weight may be in no cell
+    rows = seen[np.unique(cell[seen], return_index=True)[1]]
+    consensus._cell_corners = consensus._find_cell_corners(X, rows)
+    return consensus
