@@ -28,9 +28,8 @@ from _common import markdown_table, timed, write_result
 
 from treerank import LeafRank, RankingForest
 from treerank.datasets import make_gaussian_mean_shift
-from treerank.model_io import _api, load_model, save_model
+from treerank.model_io import _structures, load_model, save_model
 from treerank.model_io._archive import read_archive
-from treerank.model_io._structures import unpack_structures
 from treerank.tree._structure import RankingTreeStructure
 
 BEFORE = {2: 11_893_138, 10: 31_476_027}
@@ -101,7 +100,7 @@ def deep_load(n_samples, directory):
     n_rule_nodes = sum(tree.full_tree_.rules.n_nodes for tree in forest.estimators_)
     description, arrays = read_archive(path)
     template = forest._tree_template()
-    expect = _api._expectations(template, forest.n_features_in_)
+    expect = _structures.tree_expectations(template, forest.n_features_in_)
 
     def build():  # the structures alone, without the checks
         for tree in forest.estimators_:
@@ -122,7 +121,9 @@ def deep_load(n_samples, directory):
     best = {"read": np.inf, "unpack": np.inf, "build": np.inf, "load": np.inf}
     steps = {
         "read": lambda: read_archive(path),
-        "unpack": lambda: unpack_structures(description["structures"], arrays, expect),
+        "unpack": lambda: _structures.unpack_structures(
+            description["structures"], arrays, expect
+        ),
         "build": build,
         "load": lambda: load_model(path),
     }

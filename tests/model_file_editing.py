@@ -50,14 +50,16 @@ def full_rule_form(arrays):
     """
     import numpy as np
 
-    from treerank.model_io._structures import _expand_rule_nodes, _segments, narrow
+    from treerank.model_io._arrays import narrow
+    from treerank.model_io._rules_engine import expand_rule_nodes
+    from treerank.model_io._tree_arrays import segments
 
-    owner = _segments(arrays["node_offsets"].astype(np.int64))[0]
+    owner = segments(arrays["node_offsets"].astype(np.int64))[0]
     split = arrays["children_left"] >= 0
     if "rule_kinds" in arrays:  # a mixed file: the nodes with a box rule
         box = np.zeros_like(split)
         box[np.flatnonzero(split)[arrays["rule_kinds"] == 0]] = True
         split = box
     offsets = arrays["rule_offsets"].astype(np.int64)
-    full = _expand_rule_nodes(arrays, split, owner, offsets)
+    full = expand_rule_nodes(arrays, split, owner, offsets)
     return {name: narrow(array) for name, array in full.items()}

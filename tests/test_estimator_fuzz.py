@@ -306,7 +306,7 @@ def test_no_float32_cast_in_the_package():
     """X keeps float64 everywhere; model files narrow only exact values."""
     pattern = re.compile(r"float32|float16|np\.single|np\.half|['\"][<|]?f[24]['\"]")
     allowed = {
-        Path("model_io") / "_structures.py",  # narrow(): exact conversions
+        Path("model_io") / "_arrays.py",  # narrow(): exact conversions
         # prefix tables of cell masses, in float32 only when every sum is exact
         Path("aggregation") / "_insertion.py",
         # the names of the numpy dtypes a pipeline's state may hold

@@ -978,7 +978,7 @@ def _outcome_or_refused(path, unchanged):
 # check_array: what the decoders ask of an array
 # ----------------------------------------------------------------------
 def test_check_array_names_the_array_and_the_problem():
-    from treerank.model_io._archive import check_array
+    from treerank.model_io._arrays import check_array
 
     arrays = {
         "left": np.array([1, -1, -1]),

@@ -3,8 +3,8 @@
 A negative ``rule_threshold_index`` was accepted (only its upper bound was
 checked): numpy read the index from the end of the previous feature's
 thresholds, and a TreeRank loaded with 20 of its 400 scores changed. Every
-index array now goes through one check (``_archive.check_indices``), and
-every offsets array through ``_archive.check_offsets``. The files are edited
+index array now goes through one check (``_arrays.check_indices``), and
+every offsets array through ``_arrays.check_offsets``. The files are edited
 as an attacker would (``read_archive``, edit, ``write_archive``, which
 recomputes every digest).
 """
@@ -16,12 +16,8 @@ from treerank import LeafRank, LinearLeafRank, MixedLeafRank, RankingForest, Tre
 from treerank.datasets import make_nested_squares
 from treerank.exceptions import ModelFileError
 from treerank.model_io import load_model, save_model
-from treerank.model_io._archive import (
-    check_indices,
-    check_offsets,
-    read_archive,
-    write_archive,
-)
+from treerank.model_io._archive import read_archive, write_archive
+from treerank.model_io._arrays import check_indices, check_offsets
 
 RNG = np.random.default_rng(0)
 X, Y = make_nested_squares(300, random_state=0)

@@ -34,11 +34,18 @@ from treerank import (
     RankingForest,
     TreeRank,
 )
-from treerank.base import MonotoneCalibration
+from treerank.base import MonotoneCalibration, decision_offset
 from treerank.datasets import GaussianMeanShift, make_nested_squares
 from treerank.engine import rule_children
 from treerank.exceptions import ModelFileError
-from treerank.model_io import _api, _structures, load_model, save_model
+from treerank.model_io import (
+    _arrays,
+    _calibration,
+    _rules_engine,
+    _tree_arrays,
+    load_model,
+    save_model,
+)
 from treerank.model_io._archive import read_archive, write_archive
 
 PROPERTY = settings(max_examples=60, derandomize=True, deadline=None, database=None)
@@ -570,10 +577,10 @@ def test_compact_calibration_predicts_identically(scores, labels, weights, scale
     n = scores.shape[0]
     y01, w = np.asarray(labels[:n], dtype=float), np.asarray(weights[:n])
     calibration = MonotoneCalibration(scores, y01, w)
-    levels, proba = _api._compact_calibration(calibration)
+    levels, proba = _calibration.compact_calibration(calibration)
     assert levels.shape[0] <= 2 * np.unique(calibration.proba_).shape[0]
     compact = MonotoneCalibration.from_arrays(levels, proba, calibration.threshold_)
-    assert _api._calibration_threshold(levels, proba) == calibration.threshold_
+    assert decision_offset(levels, proba) == calibration.threshold_
     full = calibration.levels_
     cuts = 0.5 * (full[1:] + full[:-1])
     queries = np.concatenate(
@@ -594,7 +601,7 @@ def test_compact_calibration_of_a_forest_is_small(data):
     X, y, _ = data
     forest = RankingForest(n_estimators=6, aggregation="mean", random_state=0)
     calibration = forest.fit(X, y)._calibration
-    levels, _ = _api._compact_calibration(calibration)
+    levels, _ = _calibration.compact_calibration(calibration)
     assert levels.shape[0] < calibration.levels_.shape[0] / 5
 
 
@@ -613,14 +620,14 @@ def test_compact_calibration_of_a_forest_is_small(data):
 )
 def test_narrow_is_exact(values):
     array = np.asarray(values, dtype=np.float64)
-    stored = _structures.narrow(array)
+    stored = _arrays.narrow(array)
     back = stored.astype(np.float64)
     nan = np.isnan(array)
     np.testing.assert_array_equal(np.isnan(back), nan)
     np.testing.assert_array_equal(back[~nan].view(np.int64), array[~nan].view(np.int64))
     integers = np.asarray([int(v) for v in array[~nan & np.isfinite(array)]])
     if integers.size and np.abs(integers).max() < 2**62:
-        np.testing.assert_array_equal(_structures.narrow(integers), integers)
+        np.testing.assert_array_equal(_arrays.narrow(integers), integers)
 
 
 # ----------------------------------------------------------------------
@@ -704,20 +711,20 @@ def test_validators_agree_with_brute_force(seed, n_trees, kind):
     expected = all(w is not None and w[0] == sorted(w[0]) for w in walks)
     left, right = np.concatenate(lefts), np.concatenate(rights)
     offsets = np.concatenate([[0], np.cumsum([len(a) for a in lefts])])
-    owner, base, size, local = _structures._segments(offsets)
+    owner, base, size, local = _tree_arrays.segments(offsets)
     try:
-        parent = _structures._check_children(left, right, base, size, local, "tree")
-        _structures._check_preorder(left, right, owner, local, size, "tree")
+        parent = _tree_arrays.check_children(left, right, base, size, local, "tree")
+        _tree_arrays.check_preorder(left, right, owner, local, size, "tree")
     except ValueError:
         assert not expected
         return
     assert expected
-    depth = _structures._depths(parent)
+    depth = _tree_arrays.node_depths(parent)
     for t, (_, depths, ends) in enumerate(walks):
         a, b = offsets[t], offsets[t + 1]
         np.testing.assert_array_equal(depth[a:b], [depths[v] for v in range(b - a)])
         np.testing.assert_array_equal(
-            _structures.subtree_ends(lefts[t], rights[t]),
+            _tree_arrays.subtree_ends(lefts[t], rights[t]),
             [ends[v] for v in range(b - a)],
         )
 
@@ -936,8 +943,8 @@ def _candidates(*changes):
 
 def _whole_thresholds(arrays):
     """A file's rule thresholds stored whole (not as a per-feature dictionary)."""
-    full = _structures._thresholds_from_dictionary(arrays, 4)
-    for name in _structures.THRESHOLD_DICTIONARY:
+    full = _rules_engine.thresholds_from_dictionary(arrays, 4)
+    for name in _rules_engine.THRESHOLD_DICTIONARY:
         del arrays[name]
     arrays["rule_threshold"] = full["rule_threshold"]
 

@@ -1,5 +1,7 @@
 """Multipartite (ordinal) ranking: TreeRank and RankingForest on K > 2 grades."""
 
+import zipfile
+
 import numpy as np
 import pytest
 from model_file_editing import rewrite_description
@@ -7,17 +9,12 @@ from sklearn.base import clone
 from sklearn.model_selection import cross_val_score
 
 from treerank import RankingForest, TreeRank
+from treerank.base import GradedCalibration
 from treerank.bridge import evaluate
 from treerank.datasets import (
     OrdinalNestedSquares,
     make_learning_to_rank,
     make_ordinal_nested_squares,
-)
-from treerank.ensemble._multipartite import (
-    GradedCalibration,
-    is_graded_target,
-    stacked_problem,
-    tree_thresholds,
 )
 from treerank.metrics import (
     cumulative_auc_scores,
@@ -26,6 +23,11 @@ from treerank.metrics import (
     volume_under_surface_from_counts,
 )
 from treerank.model_io import load_model, save_model
+from treerank.utils._graded_target import (
+    is_graded_target,
+    stacked_problem,
+    tree_thresholds,
+)
 
 ESTIMATORS = [
     TreeRank(random_state=0),
@@ -345,6 +347,31 @@ def test_graded_forest_model_file_round_trip(tmp_path, graded, mode):
     np.testing.assert_array_equal(
         loaded.predict_proba(X_test), forest.predict_proba(X_test)
     )
+
+
+@pytest.mark.parametrize("mode", ["stacked", "thresholds", "treerank"])
+def test_graded_cells_are_stored_as_points(tmp_path, graded, mode):
+    # the stacked trees are binned on the stacked rows, a graded TreeRank's
+    # trees each their own way: a point of every cell is still found, and
+    # routes back to its cell (rows of zero weight are in no cell)
+    X, y, _, _ = graded
+    weight = np.ones(y.shape[0])
+    weight[::7] = 0.0
+    if mode == "treerank":
+        model = TreeRank(max_depth=4, random_state=0).fit(X, y, sample_weight=weight)
+        forest, prefix = model.consensus_, "consensus."
+    else:
+        model = RankingForest(n_estimators=6, multipartite=mode, random_state=0)
+        forest, prefix = model.fit(X, y, sample_weight=weight), ""
+    corners = forest._cell_corners
+    assert corners is not None and corners.shape == (forest.n_cells_, X.shape[1])
+    path = tmp_path / "graded.trk"
+    save_model(model, path)
+    with zipfile.ZipFile(path) as archive:
+        assert f"arrays/{prefix}cell_corners.npy" in archive.namelist()
+    loaded = load_model(path)
+    loaded = loaded.consensus_ if mode == "treerank" else loaded
+    np.testing.assert_array_equal(loaded.cells_, forest.cells_)
 
 
 def test_graded_forest_file_without_the_multipartite_parameter(tmp_path, graded):

@@ -1,4 +1,12 @@
-"""Mixins shared by treerank's estimators."""
+"""What every ranker shares: the calibration of its scores and its mixin.
+
+The calibrations map ranking scores to probabilities, monotone in the score:
+:class:`MonotoneCalibration` for two classes (``P(Y = 1 | score)``) and
+:class:`GradedCalibration` for ``K > 2`` ordered grades (``P(Y >= g_k |
+score)`` per threshold). :class:`RankingMixin` gives ``predict`` and
+``score`` from ``decision_function`` and the fitted calibration. Nothing here
+imports an estimator: the estimators build on this module.
+"""
 
 # Authors: The treerank developers
 # SPDX-License-Identifier: BSD-3-Clause
@@ -9,12 +17,15 @@ from sklearn.utils import get_tags
 from sklearn.utils.validation import check_is_fitted
 
 from treerank.metrics._roc import roc_auc_score
+from treerank.metrics._vus import volume_under_surface
 
 __all__ = [
+    "GradedCalibration",
     "MonotoneCalibration",
     "RankingMixin",
     "calibrate_buckets",
     "calibrated_probability",
+    "decision_offset",
     "midrank_quantiles",
     "quantile_calibration",
 ]
@@ -172,6 +183,41 @@ def calibrated_probability(quantiles, knots, proba):
     return np.asarray(proba, dtype=np.float64)[index]
 
 
+def decision_offset(levels, proba):
+    """The decision offset of non-decreasing probabilities of score levels.
+
+    The midpoint between the highest level of probability at most 1/2 and the
+    next one (one below the lowest level if every probability exceeds 1/2,
+    one above the highest if none does): ``score - offset > 0`` exactly where
+    the calibrated probability (the probability of the nearest level,
+    midpoints going up) exceeds 1/2.
+
+    Parameters
+    ----------
+    levels : ndarray of shape (n_levels,)
+        Increasing distinct scores.
+    proba : ndarray of shape (n_levels,)
+        Non-decreasing probabilities, one per level.
+
+    Returns
+    -------
+    offset : float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank.base import decision_offset
+    >>> decision_offset(np.array([1.0, 2.0, 3.0]), np.array([0.2, 0.4, 0.9]))
+    2.5
+    """
+    above = np.flatnonzero(proba > 0.5)
+    if above.shape[0] == 0:
+        return float(levels[-1] + 1.0)
+    if above[0] == 0:
+        return float(levels[0] - 1.0)
+    return float(0.5 * (levels[above[0] - 1] + levels[above[0]]))
+
+
 class MonotoneCalibration:
     """Isotonic calibration of ranking scores, with the matching decision offset.
 
@@ -223,13 +269,7 @@ class MonotoneCalibration:
         proba = isotonic_regression(positive / weight, sample_weight=weight)
         self.levels_ = levels
         self.proba_ = np.clip(proba, 0.0, 1.0)
-        above = np.flatnonzero(self.proba_ > 0.5)
-        if above.shape[0] == 0:
-            self.threshold_ = float(levels[-1] + 1.0)
-        elif above[0] == 0:
-            self.threshold_ = float(levels[0] - 1.0)
-        else:
-            self.threshold_ = float(0.5 * (levels[above[0] - 1] + levels[above[0]]))
+        self.threshold_ = decision_offset(levels, self.proba_)
         self._cuts = 0.5 * (levels[1:] + levels[:-1])
 
     @classmethod
@@ -251,14 +291,7 @@ class MonotoneCalibration:
         """
         levels = np.asarray(levels, dtype=np.float64)
         proba = np.asarray(proba, dtype=np.float64)
-        above = np.flatnonzero(proba > 0.5)
-        if above.shape[0] == 0:
-            threshold = float(levels[-1] + 1.0)
-        elif above[0] == 0:
-            threshold = float(levels[0] - 1.0)
-        else:
-            threshold = float(0.5 * (levels[above[0] - 1] + levels[above[0]]))
-        return cls.from_arrays(levels, proba, threshold)
+        return cls.from_arrays(levels, proba, decision_offset(levels, proba))
 
     @classmethod
     def from_arrays(cls, levels, proba, threshold):
@@ -310,6 +343,155 @@ class MonotoneCalibration:
         scores = np.asarray(scores, dtype=np.float64)
         index = np.searchsorted(self._cuts, scores, side="left")
         return self.proba_[index]
+
+
+class GradedCalibration:
+    """Monotone ``P(Y >= g_k | score)`` for every threshold, and grade probabilities.
+
+    One weighted isotonic (non-decreasing) regression of the indicator
+    "grade >= g_k" on the training scores per threshold ``k = 1..K-1``; the
+    ``K - 1`` estimates are then made non-increasing in ``k`` (a cumulative
+    minimum: ``P(Y >= g_k)`` cannot grow with ``k``), which keeps them
+    non-decreasing in the score. A new score takes the values of the nearest
+    distinct training score (midpoints going up), as
+    :class:`MonotoneCalibration`.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n_samples,)
+        Training scores (higher = higher grade).
+    codes : array-like of int of shape (n_samples,)
+        Grade codes ``0..K-1``.
+    sample_weight : array-like of shape (n_samples,)
+        Non-negative weights.
+    n_grades : int
+        ``K``.
+
+    Attributes
+    ----------
+    levels_ : ndarray of shape (n_levels,)
+        Distinct training scores, increasing.
+    proba_ : ndarray of shape (n_grades - 1, n_levels)
+        ``proba_[k - 1, j]``: estimate of ``P(Y >= g_k | score = levels_[j])``.
+    threshold_ : float
+        Decision offset, 0: the scores of a multipartite ranker are not
+        shifted (:meth:`predict_codes` compares them with ``K - 1`` levels).
+
+    Examples
+    --------
+    >>> from treerank.base import GradedCalibration
+    >>> cal = GradedCalibration([1, 2, 3, 4], [0, 1, 1, 2], [1, 1, 1, 1], 3)
+    >>> cal.proba_
+    array([[0., 1., 1., 1.],
+           [0., 0., 0., 1.]])
+    >>> cal.predict_proba([2.2])
+    array([[0., 1., 0.]])
+    >>> cal.predict_codes([0.0, 2.2, 9.0])
+    array([0, 1, 2])
+    """
+
+    def __init__(self, scores, codes, sample_weight, n_grades):
+        scores = np.asarray(scores, dtype=np.float64)
+        codes = np.asarray(codes)
+        sample_weight = np.asarray(sample_weight, dtype=np.float64)
+        keep = sample_weight > 0
+        levels, inverse = np.unique(scores[keep], return_inverse=True)
+        weight = np.bincount(inverse, weights=sample_weight[keep])
+        proba = np.empty((n_grades - 1, levels.shape[0]))
+        for k in range(1, n_grades):
+            above = np.bincount(
+                inverse, weights=sample_weight[keep] * (codes[keep] >= k)
+            )
+            proba[k - 1] = isotonic_regression(above / weight, sample_weight=weight)
+        proba = np.minimum.accumulate(np.clip(proba, 0.0, 1.0), axis=0)
+        self._set(levels, proba)
+
+    def _set(self, levels, proba):
+        self.levels_ = levels
+        self.proba_ = proba
+        self.threshold_ = 0.0
+        self._cuts = 0.5 * (levels[1:] + levels[:-1])
+
+    @classmethod
+    def from_arrays(cls, levels, proba):
+        """Rebuild a fitted calibration from its attributes (for model files).
+
+        Parameters
+        ----------
+        levels : ndarray of shape (n_levels,)
+            Increasing distinct scores.
+        proba : ndarray of shape (n_grades - 1, n_levels)
+            Probabilities in [0, 1], non-decreasing along each row and
+            non-increasing down each column.
+
+        Returns
+        -------
+        calibration : GradedCalibration
+        """
+        levels = np.asarray(levels, dtype=np.float64)
+        proba = np.asarray(proba, dtype=np.float64)
+        if (
+            levels.ndim != 1
+            or proba.ndim != 2
+            or proba.shape[0] < 2
+            or proba.shape[1] != levels.shape[0]
+            or levels.shape[0] == 0
+            or not np.all(np.isfinite(levels))
+            or np.any(np.diff(levels) <= 0)
+            or np.any(np.diff(proba, axis=1) < 0)
+            or np.any(np.diff(proba, axis=0) > 0)
+            or np.any(~((proba >= 0) & (proba <= 1)))
+        ):
+            raise ValueError("inconsistent graded calibration arrays")
+        calibration = cls.__new__(cls)
+        calibration._set(levels, proba)
+        return calibration
+
+    def cumulative_proba(self, scores):
+        """``P(Y >= g_k | score)`` for ``k = 1..K-1``, shape (n_samples, K - 1).
+
+        Parameters
+        ----------
+        scores : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_grades - 1)
+        """
+        scores = np.asarray(scores, dtype=np.float64)
+        index = np.searchsorted(self._cuts, scores, side="left")
+        return self.proba_[:, index].T
+
+    def predict_proba(self, scores):
+        """Probability of every grade, lowest first, shape (n_samples, K).
+
+        Parameters
+        ----------
+        scores : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_grades)
+            Rows sum to one.
+        """
+        above = self.cumulative_proba(scores)
+        ones = np.ones((above.shape[0], 1))
+        zeros = np.zeros((above.shape[0], 1))
+        cumulative = np.hstack([ones, above, zeros])
+        return cumulative[:, :-1] - cumulative[:, 1:]
+
+    def predict_codes(self, scores):
+        """Median grade code: the number of thresholds with ``P(Y >= g_k) > 1/2``.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        codes : ndarray of int of shape (n_samples,)
+        """
+        return np.count_nonzero(self.cumulative_proba(scores) > 0.5, axis=1)
 
 
 def _allows_nan(estimator):
@@ -367,10 +549,9 @@ class RankingMixin:
         y_pred : ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
-        if self.classes_.shape[0] > 2:  # multipartite hook: the median grade
-            from treerank.ensemble._multipartite import graded_predict
-
-            return graded_predict(self, X)
+        if self.classes_.shape[0] > 2:  # the median grade (GradedCalibration)
+            codes = self._calibration.predict_codes(self.decision_function(X))
+            return self.classes_[codes]
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
     def score(self, X, y, sample_weight=None):
@@ -394,8 +575,8 @@ class RankingMixin:
         auc : float
             Ties count one half. NaN (with a warning) if ``y`` has one class.
         """
-        if len(getattr(self, "classes_", ())) > 2:  # multipartite hook: the VUS
-            from treerank.ensemble._multipartite import graded_score
-
-            return graded_score(self, X, y, sample_weight=sample_weight)
+        if len(getattr(self, "classes_", ())) > 2:  # grades: the VUS
+            return volume_under_surface(
+                y, self.decision_function(X), sample_weight=sample_weight
+            )
         return roc_auc_score(y, self.decision_function(X), sample_weight=sample_weight)

@@ -31,16 +31,39 @@ import os
 import sys
 
 from treerank.cli._text import escape
+from treerank.cli._usage import (
+    UsageError,
+)
+from treerank.cli._usage import (
+    byte_size as _size,
+)
+from treerank.cli._usage import (
+    decimal_mark as _decimal,
+)
+from treerank.cli._usage import (
+    delimiter as _delimiter,
+)
+from treerank.cli._usage import (
+    max_leaves as _max_leaves,
+)
+from treerank.cli._usage import (
+    min_samples_split as _min_samples_split,
+)
+from treerank.cli._usage import (
+    monotonic_constraint as _monotonic,
+)
+from treerank.cli._usage import (
+    positive_int as _positive_int,
+)
+from treerank.cli._usage import (
+    tree_depth as _depth,
+)
 
 __all__ = ["EXIT_DATA", "EXIT_OK", "EXIT_USAGE", "UsageError", "main"]
 
 EXIT_OK = 0
 EXIT_DATA = 1
 EXIT_USAGE = 2
-
-
-class UsageError(Exception):
-    """Options that do not go together (exit status 2)."""
 
 
 class _Formatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -50,99 +73,6 @@ class _Formatter(argparse.ArgumentDefaultsHelpFormatter):
         if action.default in (None, False) or action.default is argparse.SUPPRESS:
             return action.help
         return super()._get_help_string(action)
-
-
-def _positive_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"must be a positive integer; got {text!r}"
-        ) from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer; got {text}")
-    return value
-
-
-def _depth(text):
-    if text.strip().lower() == "none":
-        return "none"
-    try:
-        return _positive_int(text)
-    except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(
-            f"must be a positive integer or 'none'; got {text!r}"
-        ) from None
-
-
-def _max_leaves(text):
-    if text.strip().lower() in ("auto", "all"):
-        return text.strip().lower()
-    try:
-        return _positive_int(text)
-    except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(
-            f"must be a positive integer, 'auto' or 'all'; got {text!r}"
-        ) from None
-
-
-def _min_samples_split(text):
-    if text.strip().lower() == "auto":
-        return "auto"
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 2:
-        raise argparse.ArgumentTypeError(
-            f"must be an integer >= 2 or 'auto'; got {text!r}"
-        )
-    return value
-
-
-def _monotonic(text):
-    column, sep, sign = text.rpartition("=")
-    signs = {"+1": 1, "1": 1, "-1": -1, "0": 0}
-    if not sep or not column or sign.strip() not in signs:
-        raise argparse.ArgumentTypeError(
-            f"must be COL=+1, COL=-1 or COL=0; got {text!r}"
-        )
-    return column, signs[sign.strip()]
-
-
-def _delimiter(text):
-    named = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|"}
-    value = named.get(text.lower(), text)
-    if len(value) != 1 or value in '\r\n"' or value.isalnum():
-        raise argparse.ArgumentTypeError(
-            f"must be one character such as ',' ';' '|' or 'tab'; got {text!r}"
-        )
-    return value
-
-
-def _decimal(text):
-    named = {"comma": ",", "point": ".", "dot": ".", "period": "."}
-    value = named.get(text.strip().lower(), text.strip())
-    if value not in (".", ","):
-        raise argparse.ArgumentTypeError(f"must be '.' or ','; got {text!r}")
-    return value
-
-
-_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-
-
-def _size(text):
-    stripped = text.strip().upper().removesuffix("B")
-    unit = stripped[-1:] if stripped[-1:] in ("K", "M", "G") else ""
-    try:
-        value = int(stripped[: len(stripped) - len(unit)]) * _SIZE_UNITS[unit]
-    except ValueError:
-        value = 0
-    if value < 1024:
-        raise argparse.ArgumentTypeError(
-            f"must be a size of at least 1K such as 4096, 512K, 16M or 1G; got {text!r}"
-        )
-    return value
 
 
 def _add_input_options(parser):

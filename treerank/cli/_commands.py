@@ -18,6 +18,7 @@ from treerank.cli._data import (
     read_training_data,
 )
 from treerank.cli._text import escape, shorten
+from treerank.cli._usage import UsageError
 from treerank.utils._io import atomic_write, refuse_special_file
 
 __all__ = ["cmd_export", "cmd_fit", "cmd_score", "cmd_stability"]
@@ -28,8 +29,6 @@ def _say(text):
 
 
 def _usage_error(message):
-    from treerank.cli import UsageError
-
     return UsageError(message)
 
 

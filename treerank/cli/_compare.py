@@ -13,6 +13,7 @@ import csv
 import sys
 
 from treerank.cli._text import escape, shorten
+from treerank.cli._usage import UsageError
 
 __all__ = ["add_compare_arguments", "run_compare"]
 
@@ -86,8 +87,6 @@ def _split_names(text):
 
 def _models(args, source):
     """The score columns: ``--models``, or every column but the label and qid."""
-    from treerank.cli import UsageError
-
     reserved = {args.label, args.qid}
     if args.models is None:
         models = [name for name in source.header if name not in reserved]
@@ -147,7 +146,6 @@ def run_compare(args):
         0 on success (errors raise, and are reported by the caller).
     """
     from treerank.bridge import compare
-    from treerank.cli import UsageError
     from treerank.cli._commands import check_output, text_output
     from treerank.cli._csv import CsvSource
 

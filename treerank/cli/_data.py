@@ -20,6 +20,7 @@ from treerank.cli._csv import (
     looks_like_decimal_point,
 )
 from treerank.cli._text import escape, shorten
+from treerank.cli._usage import UsageError
 
 __all__ = [
     "CATEGORY_KINDS",
@@ -300,8 +301,6 @@ def _labels(source, raw, lines, target, positive):
 
 
 def _check_kind_options(source, names, categorical, numeric):
-    from treerank.cli import UsageError
-
     both = [name for name in categorical if name in numeric]
     if both:
         raise UsageError(

@@ -33,14 +33,9 @@ import os
 import sys
 
 from treerank.cli._text import escape, shorten
+from treerank.cli._usage import UsageError, positive_int
 
 __all__ = ["add_explain_arguments", "run_explain"]
-
-
-def _positive_int(text):
-    from treerank.cli import _positive_int as check
-
-    return check(text)
 
 
 def _per_tree(text):
@@ -87,7 +82,7 @@ def add_explain_arguments(parser):
         help="columns copied to the output (default: the --id columns given to "
         "`treerank fit`, if the file has them)",
     )
-    parser.add_argument("--top", type=_positive_int, default=3, help="reasons per row")
+    parser.add_argument("--top", type=positive_int, default=3, help="reasons per row")
     parser.add_argument(
         "--direction",
         choices=["down", "up"],
@@ -104,7 +99,7 @@ def add_explain_arguments(parser):
     )
     parser.add_argument(
         "--n-background",
-        type=_positive_int,
+        type=positive_int,
         default=1000,
         help="background rows kept (drawn at random when there are more)",
     )
@@ -129,7 +124,7 @@ def add_explain_arguments(parser):
     )
     parser.add_argument(
         "--n-permutations",
-        type=_positive_int,
+        type=positive_int,
         default=32,
         help="random feature orders per row of --algorithm permutation: more is "
         "slower and more precise",
@@ -141,7 +136,6 @@ def add_explain_arguments(parser):
 
 def _load(path):
     """The model, its metadata and how `treerank fit` read its columns."""
-    from treerank.cli import UsageError
     from treerank.cli._commands import _saved_columns
     from treerank.cli._csv import CsvError
     from treerank.model_io import load_model
@@ -296,8 +290,6 @@ def _id_columns(args, source, metadata, outputs):
         ids = [n for n in saved if isinstance(n, str) and n in source.header]
     clash = [name for name in ids if name in outputs]
     if clash:
-        from treerank.cli import UsageError
-
         raise UsageError(
             f"the --id column {shorten(clash[0])} has the name of an output "
             "column; rename it in the file."
@@ -348,7 +340,6 @@ def run_explain(args):
     """Run ``treerank explain`` (see the module docstring); returns 0."""
     from sklearn.utils import check_random_state
 
-    from treerank.cli import UsageError
     from treerank.cli._commands import (
         _first_missing_cell,
         _missing_hint,

@@ -42,7 +42,7 @@ from treerank.ensemble._leaf_scores import (
     rate_leaf_values,
 )
 from treerank.ensemble._leaf_tables import LeafTable
-from treerank.ensemble._multipartite import fit_graded_forest, is_graded_target
+from treerank.ensemble._multipartite import fit_graded_forest
 from treerank.metrics._roc import roc_auc_score
 from treerank.tree._classes import (
     MAX_FEATURES_CONSTRAINT,
@@ -63,6 +63,7 @@ from treerank.utils._categorical import (
     category_labels,
     feature_matrix,
 )
+from treerank.utils._graded_target import is_graded_target
 from treerank.utils._progress import ProgressBar
 from treerank.utils._sklearn_compat import (
     HasMethods,

@@ -36,7 +36,7 @@ so the block adds ``r (1 + R_before) h + r (r - 1) / 2 * g`` to ``R * AP``.
 import numpy as np
 
 from treerank.metrics._grouping import segment_exclusive_scan, segment_sum
-from treerank.metrics._list_common import int_ratio, summarize_queries
+from treerank.metrics._list_common import int_ratio, shared_doc, summarize_queries
 from treerank.metrics._list_validation import check_list_inputs
 from treerank.metrics._ties import TIE_POLICIES, rank_lists
 
@@ -53,6 +53,7 @@ def _check_ap_ties(ties):
     return ties
 
 
+@shared_doc
 def average_precision_score(
     y_true,
     y_score,
@@ -72,8 +73,7 @@ def average_precision_score(
     y_true : array-like of shape (n_samples,)
         Binary relevance (0/1 or bool). Graded labels raise an error (the
         function does not binarize): pass ``y_true > 0`` explicitly.
-    y_score : array-like of shape (n_samples,)
-        Scores, higher ranked first.
+    %(y_score)s
     qid : array-like of shape (n_samples,), default=None
         Query id of every row; ``None`` means a single list. With ``qid`` the
         mean over queries (MAP) is returned.
@@ -90,8 +90,7 @@ default="threshold"
         Value of a list without relevant item (AP = 0/0); 0.0 mirrors
         scikit-learn's ``average_precision_score``. ``np.nan`` propagates;
         ``"skip"`` leaves such lists out of the mean.
-    return_per_query : bool, default=False
-        Also return the value of every query.
+    %(return_per_query)s
 
     Returns
     -------

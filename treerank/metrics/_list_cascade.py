@@ -35,7 +35,7 @@ from treerank.metrics._grouping import (
     segment_scan,
     segment_sum,
 )
-from treerank.metrics._list_common import int_ratio, summarize_queries
+from treerank.metrics._list_common import int_ratio, shared_doc, summarize_queries
 from treerank.metrics._list_validation import check_list_inputs
 from treerank.metrics._ties import rank_lists
 
@@ -120,6 +120,7 @@ def _is_integral(values):
     return all(float(v).is_integer() for v in values.tolist())
 
 
+@shared_doc
 def err_score(
     y_true,
     y_score,
@@ -140,22 +141,18 @@ def err_score(
     ----------
     y_true : array-like of shape (n_samples,)
         Relevance grades in ``[0, max_grade]``.
-    y_score : array-like of shape (n_samples,)
-        Scores, higher ranked first.
+    %(y_score)s
     max_grade : float
         Top grade of the relevance *scale* (e.g. 4 for grades 0..4, 1 for
         binary relevance), not the largest grade of the list; required.
-    qid : array-like of shape (n_samples,), default=None
-        Query id of every row; ``None`` means a single list.
+    %(qid)s
     k : int, default=None
         Only the first ``k`` ranks count (``None``: the whole list).
-    ties : {"average", "pessimistic", "optimistic", "stable"}, default="average"
-        Tie policy (see :func:`dcg_score`).
+    %(ties)s
     empty : float or "skip", default=0.0
         Accepted for the common signature of the list metrics: ERR is
         defined for every list (0 when no item is relevant), so it is never used.
-    return_per_query : bool, default=False
-        Also return the value of every query.
+    %(return_per_query)s
 
     Returns
     -------
@@ -164,8 +161,7 @@ def err_score(
         grades and an integer ``max_grade`` of at most 4096; floats otherwise,
         computed as ``1 - R = 1 - (2**(g - max_grade) - 2**-max_grade)`` so
         that no grade overflows).
-    per_query : ndarray of shape (n_queries,)
-        Only if ``return_per_query``.
+    %(per_query)s
 
     See Also
     --------
@@ -224,6 +220,7 @@ def err_score(
     return summarize_queries(values, inputs._replace(exact=exact))
 
 
+@shared_doc
 def reciprocal_rank(
     y_true,
     y_score,
@@ -240,26 +237,21 @@ def reciprocal_rank(
     ----------
     y_true : array-like of shape (n_samples,)
         Binary relevance (0/1 or bool); graded labels raise an error.
-    y_score : array-like of shape (n_samples,)
-        Scores, higher ranked first.
-    qid : array-like of shape (n_samples,), default=None
-        Query id of every row; ``None`` means a single list.
+    %(y_score)s
+    %(qid)s
     k : int, default=None
         A first relevant item below rank ``k`` counts 0 (MRR@k).
-    ties : {"average", "pessimistic", "optimistic", "stable"}, default="average"
-        Tie policy (see :func:`dcg_score`).
+    %(ties)s
     empty : float or "skip", default=0.0
         Value of a list without relevant item (0 is TREC's convention), see
         :func:`ndcg_score`.
-    return_per_query : bool, default=False
-        Also return the value of every query.
+    %(return_per_query)s
 
     Returns
     -------
     score : float or Fraction
         Reciprocal rank of the list, or the mean reciprocal rank.
-    per_query : ndarray of shape (n_queries,)
-        Only if ``return_per_query``.
+    %(per_query)s
 
     See Also
     --------

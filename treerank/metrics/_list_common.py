@@ -1,4 +1,4 @@
-"""Shared machinery of the list metrics: exact arithmetic and query summaries.
+"""Shared machinery of the list metrics: exact arithmetic, query summaries, docs.
 
 Every list metric computes one value per list (query) from arrays in ranked
 layout, then :func:`summarize_queries` applies the empty-list policy and
@@ -8,6 +8,10 @@ the per-query values).
 Exact path: when the labels are :class:`fractions.Fraction` objects, the
 metrics keep every intermediate quantity rational; integer ratios must then be
 formed with :func:`int_ratio` (``int / int`` would give a float).
+
+The list metrics take the same arguments: their common descriptions are
+written once (:data:`SHARED_DOCS`) and filled into each docstring by
+:func:`shared_doc`.
 """
 
 # Authors: The treerank developers
@@ -18,7 +22,7 @@ from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["int_ratio", "summarize_queries", "to_exact"]
+__all__ = ["SHARED_DOCS", "int_ratio", "shared_doc", "summarize_queries", "to_exact"]
 
 _FRACTION = np.frompyfunc(Fraction, 2, 1)
 _FRACTION1 = np.frompyfunc(Fraction, 1, 1)
@@ -122,3 +126,60 @@ def summarize_queries(values, inputs, defined=None):
     if inputs.options.get("return_per_query", False):
         return mean, per_query
     return mean
+
+
+#: The descriptions of the arguments and results every list metric shares, by
+#: name (numpydoc entries, unindented).
+SHARED_DOCS = {
+    "y_score": (
+        "y_score : array-like of shape (n_samples,)\n    Scores, higher ranked first."
+    ),
+    "qid": (
+        "qid : array-like of shape (n_samples,), default=None\n"
+        "    Query id of every row; ``None`` means a single list."
+    ),
+    "ties": (
+        'ties : {"average", "pessimistic", "optimistic", "stable"}, '
+        'default="average"\n'
+        "    Tie policy (see :func:`~treerank.metrics.dcg_score`)."
+    ),
+    "return_per_query": (
+        "return_per_query : bool, default=False\n"
+        "    Also return the value of every query."
+    ),
+    "per_query": (
+        "per_query : ndarray of shape (n_queries,)\n    Only if ``return_per_query``."
+    ),
+}
+
+
+def shared_doc(function):
+    """Fill the shared descriptions into the docstring of a list metric.
+
+    A docstring line holding only ``%(name)s`` is replaced by
+    ``SHARED_DOCS[name]``, indented as that line.
+
+    Examples
+    --------
+    >>> from treerank.metrics._list_common import shared_doc
+    >>> def metric(y_true, y_score):
+    ...     pass
+    >>> metric.__doc__ = "Parameters\\n----------\\n%(y_score)s"
+    >>> print(shared_doc(metric).__doc__)
+    Parameters
+    ----------
+    y_score : array-like of shape (n_samples,)
+        Scores, higher ranked first.
+    """
+    if function.__doc__ is None:  # python -OO
+        return function
+    lines = []
+    for line in function.__doc__.split("\n"):
+        key = line.strip()
+        if key.startswith("%(") and key.endswith(")s"):
+            indent = line[: len(line) - len(line.lstrip())]
+            lines += [indent + text for text in SHARED_DOCS[key[2:-2]].split("\n")]
+        else:
+            lines.append(line)
+    function.__doc__ = "\n".join(lines)
+    return function

@@ -27,7 +27,7 @@ from fractions import Fraction
 import numpy as np
 
 from treerank.metrics._grouping import segment_lexsort
-from treerank.metrics._list_common import summarize_queries
+from treerank.metrics._list_common import shared_doc, summarize_queries
 from treerank.metrics._list_validation import check_list_inputs
 from treerank.metrics._ties import rank_lists, tie_blocks
 
@@ -136,6 +136,7 @@ def _preference_disagreement(inputs):
     return np.array([wrong], dtype=np.float64), np.array([total], dtype=np.float64)
 
 
+@shared_doc
 def pairwise_disagreement(
     y_true,
     y_score,
@@ -178,15 +179,13 @@ def pairwise_disagreement(
         Value of a list without any preference (all grades equal, a single
         item, or a zero matrix) when ``normalize=True`` (0/0); see
         :func:`ndcg_score`. Without normalization the value is 0.
-    return_per_query : bool, default=False
-        Also return the value of every query.
+    %(return_per_query)s
 
     Returns
     -------
     loss : float or Fraction
         Disagreement of the list or mean over queries.
-    per_query : ndarray of shape (n_queries,)
-        Only if ``return_per_query``.
+    %(per_query)s
 
     See Also
     --------

@@ -20,7 +20,7 @@ then segment sums; O(n log m) for n rows and lists of at most m items.
 import numpy as np
 
 from treerank.metrics._grouping import segment_lexsort, segment_sum
-from treerank.metrics._list_common import int_ratio, summarize_queries
+from treerank.metrics._list_common import int_ratio, shared_doc, summarize_queries
 from treerank.metrics._list_validation import check_list_inputs
 from treerank.metrics._positional import (
     auc_weight,
@@ -61,6 +61,12 @@ def _rank(inputs, goodness):
     )
 
 
+def _rank_binary(inputs):
+    """The ranked lists of binary labels, and the labels in rank order."""
+    ranked = _rank(inputs, _as_float(inputs.y))
+    return ranked, inputs.y[ranked.order]
+
+
 def _list_gains(y, inputs):
     """Gains of every row, scaled by ``2**-shift`` per list, and the shifts.
 
@@ -92,6 +98,21 @@ def _positional_sums(utility_ranked, weights, ranked):
     )
 
 
+def _dcg_sums(y, inputs, ranked):
+    """Per-list DCG@k, scaled by ``2**-shift``; the scaled gains and the shifts."""
+    gains, shift = _list_gains(y, inputs)
+    weights = dcg_discount(ranked.position, inputs.options["k"])
+    return _positional_sums(gains[ranked.order], weights, ranked), gains, shift
+
+
+def _pairwise_sums(utility_ranked, ranked, exact):
+    """Per-list ``sum_k (n - k) u_(k)``: the positional form of AUC and Spearman."""
+    size = ranked.group_sizes[ranked.group_of]
+    return _positional_sums(
+        utility_ranked, auc_weight(ranked.position, size, exact), ranked
+    )
+
+
 def _safe_divide(numerator, denominator, defined):
     """``numerator / denominator`` where defined, else 0 (floats or fractions)."""
     if numerator.dtype == object or denominator.dtype == object:
@@ -106,6 +127,7 @@ def _safe_divide(numerator, denominator, defined):
     )
 
 
+@shared_doc
 def dcg_score(
     y_true,
     y_score,
@@ -127,10 +149,8 @@ def dcg_score(
     ----------
     y_true : array-like of shape (n_samples,)
         Non-negative relevance grades.
-    y_score : array-like of shape (n_samples,)
-        Scores, higher ranked first.
-    qid : array-like of shape (n_samples,), default=None
-        Query id of every row; ``None`` means a single list.
+    %(y_score)s
+    %(qid)s
     k : int, default=None
         Only the first ``k`` ranks count (``None``: the whole list;
         ``k`` larger than a list is the whole list).
@@ -145,8 +165,7 @@ def dcg_score(
     empty : float or "skip", default=0.0
         Accepted for the common signature of the list metrics: DCG is
         defined for every list (0 when no item is relevant), so it is never used.
-    return_per_query : bool, default=False
-        Also return the value of every query.
+    %(return_per_query)s
 
     Returns
     -------
@@ -189,9 +208,7 @@ def dcg_score(
     )
     y = _as_float(inputs.y)
     ranked = _rank(inputs, y)
-    weights = dcg_discount(ranked.position, inputs.options["k"])
-    gains, shift = _list_gains(y, inputs)
-    scaled = _positional_sums(gains[ranked.order], weights, ranked)
+    scaled, _, shift = _dcg_sums(y, inputs, ranked)
     with np.errstate(over="ignore"):
         values = scaled * np.exp2(shift)
     return _summarize_finite(values, inputs, "dcg_score", _DCG_ADVICE)
@@ -205,6 +222,7 @@ def _ideal_dcg(gains, groups, k):
     return segment_sum(grouped[perm] * dcg_discount(position, k), groups.starts)
 
 
+@shared_doc
 def ndcg_score(
     y_true,
     y_score,
@@ -225,23 +243,19 @@ def ndcg_score(
     ----------
     y_true : array-like of shape (n_samples,)
         Non-negative relevance grades.
-    y_score : array-like of shape (n_samples,)
-        Scores, higher ranked first.
-    qid : array-like of shape (n_samples,), default=None
-        Query id of every row; ``None`` means a single list.
+    %(y_score)s
+    %(qid)s
     k : int, default=None
         Cut-off for both DCG and IDCG (``None``: the whole list).
     gain : {"exp2", "linear"}, default="exp2"
         ``2**y - 1`` or ``y`` (scikit-learn's ``ndcg_score`` is linear).
-    ties : {"average", "pessimistic", "optimistic", "stable"}, default="average"
-        Tie policy (see :func:`dcg_score`).
+    %(ties)s
     empty : float or "skip", default=0.0
         Value of a list without any relevant item (IDCG = 0, NDCG = 0/0);
         0.0 mirrors scikit-learn, LightGBM and XGBoost use 1.0. ``np.nan``
         propagates to the mean; ``"skip"`` leaves such lists out of the mean
         (their per-query value is NaN).
-    return_per_query : bool, default=False
-        Also return the value of every query.
+    %(return_per_query)s
 
     Returns
     -------
@@ -285,18 +299,15 @@ def ndcg_score(
         return_per_query=return_per_query,
     )
     y = _as_float(inputs.y)
-    k = inputs.options["k"]
     ranked = _rank(inputs, y)
     # both DCG and IDCG of a list are scaled by the same power of two
-    gains, _ = _list_gains(y, inputs)
-    dcg = _positional_sums(
-        gains[ranked.order], dcg_discount(ranked.position, k), ranked
-    )
-    ideal = _ideal_dcg(gains, inputs.groups, k)
+    dcg, gains, _ = _dcg_sums(y, inputs, ranked)
+    ideal = _ideal_dcg(gains, inputs.groups, inputs.options["k"])
     defined = ideal > 0
     return summarize_queries(_safe_divide(dcg, ideal, defined), inputs, defined)
 
 
+@shared_doc
 def precision_at_k(
     y_true,
     y_score,
@@ -314,27 +325,22 @@ def precision_at_k(
     y_true : array-like of shape (n_samples,)
         Binary relevance (0/1 or bool). Graded labels raise an error: binarize
         them explicitly (e.g. ``y_true > 0``).
-    y_score : array-like of shape (n_samples,)
-        Scores, higher ranked first.
+    %(y_score)s
     k : int
         Cut-off, >= 1. The denominator is always ``k``: a list shorter than
         ``k`` counts its missing ranks as irrelevant (TREC's convention).
-    qid : array-like of shape (n_samples,), default=None
-        Query id of every row; ``None`` means a single list.
-    ties : {"average", "pessimistic", "optimistic", "stable"}, default="average"
-        Tie policy (see :func:`dcg_score`).
+    %(qid)s
+    %(ties)s
     empty : float or "skip", default=0.0
         Accepted for the common signature of the list metrics: P@k is
         defined for every list, so it is never used.
-    return_per_query : bool, default=False
-        Also return the value of every query.
+    %(return_per_query)s
 
     Returns
     -------
     score : float or Fraction
         P@k of the list or mean over queries (a Fraction for exact labels).
-    per_query : ndarray of shape (n_queries,)
-        Only if ``return_per_query``.
+    %(per_query)s
 
     See Also
     --------
@@ -367,13 +373,12 @@ def precision_at_k(
         empty=empty,
         return_per_query=return_per_query,
     )
-    ranked = _rank(inputs, _as_float(inputs.y))
+    ranked, y_ranked = _rank_binary(inputs)
     weights = precision_weight(ranked.position, inputs.options["k"], inputs.exact)
-    return summarize_queries(
-        _positional_sums(inputs.y[ranked.order], weights, ranked), inputs
-    )
+    return summarize_queries(_positional_sums(y_ranked, weights, ranked), inputs)
 
 
+@shared_doc
 def recall_at_k(
     y_true,
     y_score,
@@ -390,25 +395,20 @@ def recall_at_k(
     ----------
     y_true : array-like of shape (n_samples,)
         Binary relevance (0/1 or bool); graded labels raise an error.
-    y_score : array-like of shape (n_samples,)
-        Scores, higher ranked first.
+    %(y_score)s
     k : int
         Cut-off, >= 1.
-    qid : array-like of shape (n_samples,), default=None
-        Query id of every row; ``None`` means a single list.
-    ties : {"average", "pessimistic", "optimistic", "stable"}, default="average"
-        Tie policy (see :func:`dcg_score`).
+    %(qid)s
+    %(ties)s
     empty : float or "skip", default=0.0
         Value of a list without relevant item (0/0), see :func:`ndcg_score`.
-    return_per_query : bool, default=False
-        Also return the value of every query.
+    %(return_per_query)s
 
     Returns
     -------
     score : float or Fraction
         R@k of the list or mean over queries.
-    per_query : ndarray of shape (n_queries,)
-        Only if ``return_per_query``.
+    %(per_query)s
 
     See Also
     --------
@@ -433,8 +433,7 @@ def recall_at_k(
         empty=empty,
         return_per_query=return_per_query,
     )
-    ranked = _rank(inputs, _as_float(inputs.y))
-    y_ranked = inputs.y[ranked.order]
+    ranked, y_ranked = _rank_binary(inputs)
     weights = recall_weight(ranked.position, inputs.options["k"], inputs.exact)
     found = _positional_sums(y_ranked, weights, ranked)
     relevant = segment_sum(y_ranked, ranked.group_starts)
@@ -442,6 +441,7 @@ def recall_at_k(
     return summarize_queries(_safe_divide(found, relevant, defined), inputs, defined)
 
 
+@shared_doc
 def expected_rank_utility(
     y_true,
     y_score,
@@ -463,28 +463,23 @@ def expected_rank_utility(
     ----------
     y_true : array-like of shape (n_samples,)
         Non-negative relevance grades.
-    y_score : array-like of shape (n_samples,)
-        Scores, higher ranked first.
-    qid : array-like of shape (n_samples,), default=None
-        Query id of every row; ``None`` means a single list.
+    %(y_score)s
+    %(qid)s
     neutral : float, default=0.0
         Neutral grade: items at or below it have no utility.
     half_life : float, default=5.0
         Rank whose weight is 1/2 (weight 1 at rank 1); must be > 1.
-    ties : {"average", "pessimistic", "optimistic", "stable"}, default="average"
-        Tie policy (see :func:`dcg_score`).
+    %(ties)s
     empty : float or "skip", default=0.0
         Accepted for the common signature of the list metrics: ERU is
         defined for every list, so it is never used.
-    return_per_query : bool, default=False
-        Also return the value of every query.
+    %(return_per_query)s
 
     Returns
     -------
     score : float
         ERU of the list or mean over queries (unnormalized; always defined).
-    per_query : ndarray of shape (n_queries,)
-        Only if ``return_per_query``.
+    %(per_query)s
 
     See Also
     --------
@@ -522,6 +517,7 @@ def expected_rank_utility(
     )
 
 
+@shared_doc
 def list_auc(
     y_true,
     y_score,
@@ -540,10 +536,8 @@ def list_auc(
     ----------
     y_true : array-like of shape (n_samples,)
         Binary relevance (0/1 or bool); graded labels raise an error.
-    y_score : array-like of shape (n_samples,)
-        Scores, higher ranked first.
-    qid : array-like of shape (n_samples,), default=None
-        Query id of every row; ``None`` means a single list.
+    %(y_score)s
+    %(qid)s
     ties : {"average", "pessimistic", "optimistic", "stable"}, default="average"
         Tie policy: ``"average"`` counts a tied pair one half (as
         :func:`sklearn.metrics.roc_auc_score`), ``"pessimistic"`` as wrong,
@@ -552,15 +546,13 @@ def list_auc(
         Value of a list whose items are all relevant or all irrelevant (AUC
         undefined). scikit-learn's ``roc_auc_score`` returns NaN there: pass
         ``empty=np.nan`` for that, or ``"skip"`` to leave such lists out.
-    return_per_query : bool, default=False
-        Also return the value of every query.
+    %(return_per_query)s
 
     Returns
     -------
     score : float or Fraction
         AUC of the list or mean over queries.
-    per_query : ndarray of shape (n_queries,)
-        Only if ``return_per_query``.
+    %(per_query)s
 
     See Also
     --------
@@ -590,12 +582,8 @@ def list_auc(
         empty=empty,
         return_per_query=return_per_query,
     )
-    ranked = _rank(inputs, _as_float(inputs.y))
-    y_ranked = inputs.y[ranked.order]
-    size = ranked.group_sizes[ranked.group_of]
-    weighted = _positional_sums(
-        y_ranked, auc_weight(ranked.position, size, inputs.exact), ranked
-    )
+    ranked, y_ranked = _rank_binary(inputs)
+    weighted = _pairwise_sums(y_ranked, ranked, inputs.exact)
     positives = segment_sum(y_ranked, ranked.group_starts)
     negatives = ranked.group_sizes - positives
     defined = (positives > 0) & (negatives > 0)
@@ -605,6 +593,7 @@ def list_auc(
     )
 
 
+@shared_doc
 def spearman_rho(
     y_true,
     y_score,
@@ -624,24 +613,20 @@ def spearman_rho(
     y_true : array-like of shape (n_samples,)
         True ranks of the items of every list: a permutation of ``1..n``
         (1 = best) per list.
-    y_score : array-like of shape (n_samples,)
-        Scores, higher ranked first.
-    qid : array-like of shape (n_samples,), default=None
-        Query id of every row; ``None`` means a single list.
+    %(y_score)s
+    %(qid)s
     ties : {"average", "pessimistic", "optimistic", "stable"}, default="average"
         Tie policy for the scores (see :func:`dcg_score`; here the best item
         is the one with the smallest true rank).
     empty : float or "skip", default=0.0
         Value of a single-item list (rho undefined).
-    return_per_query : bool, default=False
-        Also return the value of every query.
+    %(return_per_query)s
 
     Returns
     -------
     score : float or Fraction
         rho of the list or mean over queries.
-    per_query : ndarray of shape (n_queries,)
-        Only if ``return_per_query``.
+    %(per_query)s
 
     See Also
     --------
@@ -671,11 +656,8 @@ def spearman_rho(
         return_per_query=return_per_query,
     )
     ranked = _rank(inputs, -_as_float(inputs.y))
-    size = ranked.group_sizes[ranked.group_of]
-    utility = size - inputs.y[ranked.order]
-    weighted = _positional_sums(
-        utility, auc_weight(ranked.position, size, inputs.exact), ranked
-    )
+    utility = ranked.group_sizes[ranked.group_of] - inputs.y[ranked.order]
+    weighted = _pairwise_sums(utility, ranked, inputs.exact)
     n = ranked.group_sizes
     defined = n >= 2
     if inputs.exact:

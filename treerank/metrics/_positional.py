@@ -766,9 +766,7 @@ class PositionalMetric:
         >>> PositionalMetric.dcg(3, gain="linear").value([3, 2, 0], [1, 0, 2])
         3.89...
         """
-        n_items, k = _check_size_and_k(n_items, k, allow_none=True)
-        gain = _check_gain(gain)
-        phi = dcg_discount(np.arange(1, n_items + 1), k)
+        n_items, gain, phi = _dcg_weights(n_items, k, gain)
 
         def utility(y):
             y = check_list_inputs(y, metric="dcg", n_items=n_items).y
@@ -805,9 +803,7 @@ class PositionalMetric:
         >>> PositionalMetric.ndcg(3).value([2, 0, 1], [0, 2, 1])
         1.0
         """
-        n_items, k = _check_size_and_k(n_items, k, allow_none=True)
-        gain = _check_gain(gain)
-        phi = dcg_discount(np.arange(1, n_items + 1), k)
+        n_items, gain, phi = _dcg_weights(n_items, k, gain)
 
         def utility(y):
             y = check_list_inputs(y, metric="ndcg", n_items=n_items).y
@@ -847,9 +843,7 @@ class PositionalMetric:
         phi = precision_weight(np.arange(1, n_items + 1), k, exact=True)
 
         def utility(y):
-            return check_list_inputs(
-                y, metric="precision_at_k", target="binary", n_items=n_items
-            ).y
+            return _binary_labels(y, "precision_at_k", n_items)
 
         return cls(phi, utility)
 
@@ -880,13 +874,8 @@ class PositionalMetric:
         phi = recall_weight(np.arange(1, n_items + 1), k, exact=True)
 
         def utility(y):
-            y = check_list_inputs(
-                y, metric="recall_at_k", target="binary", n_items=n_items
-            ).y
-            total = np.sum(y)
-            if total == 0:
-                return y * 0
-            return y / total
+            y = _binary_labels(y, "recall_at_k", n_items)
+            return _normalized(y, np.sum(y))
 
         return cls(phi, utility)
 
@@ -914,21 +903,16 @@ class PositionalMetric:
         >>> PositionalMetric.auc(3).value([Fraction(1), 1, 0], [0, 2, 1])
         Fraction(1, 2)
         """
-        n_items, _ = _check_size_and_k(n_items, None, allow_none=True, minimum=2)
-        phi = auc_weight(np.arange(1, n_items + 1), n_items, exact=True)
+        n_items, phi = _pairwise_weights(n_items)
 
         def counts(y):
-            y = check_list_inputs(
-                y, metric="list_auc", target="binary", n_items=n_items
-            ).y
+            y = _binary_labels(y, "list_auc", n_items)
             positives = np.sum(y)
             return y, positives, n_items - positives
 
         def utility(y):
             y, positives, negatives = counts(y)
-            if positives == 0 or negatives == 0:
-                return y * 0
-            return y / (positives * negatives)
+            return _normalized(y, positives * negatives)  # 0 without a pair
 
         def offset(y):
             _, positives, negatives = counts(y)
@@ -960,8 +944,7 @@ class PositionalMetric:
         >>> PositionalMetric.spearman(3).value([1, 2, 3], [0, 1, 2])
         1.0
         """
-        n_items, _ = _check_size_and_k(n_items, None, allow_none=True, minimum=2)
-        phi = auc_weight(np.arange(1, n_items + 1), n_items, exact=True)
+        n_items, phi = _pairwise_weights(n_items)
         scale = Fraction(12, n_items * (n_items**2 - 1))
         shift = Fraction(-3 * (n_items - 1), n_items + 1)
 
@@ -977,6 +960,31 @@ class PositionalMetric:
             return shift
 
         return cls(phi, utility, offset)
+
+
+def _dcg_weights(n_items, k, gain):
+    """Checked ``n_items`` and ``gain``, and the DCG@k weights of the ranks."""
+    n_items, k = _check_size_and_k(n_items, k, allow_none=True)
+    return n_items, _check_gain(gain), dcg_discount(np.arange(1, n_items + 1), k)
+
+
+def _pairwise_weights(n_items):
+    """Checked ``n_items`` (at least 2) and the exact weights ``n - j`` of AUC
+    and Spearman's rho."""
+    n_items, _ = _check_size_and_k(n_items, None, allow_none=True, minimum=2)
+    return n_items, auc_weight(np.arange(1, n_items + 1), n_items, exact=True)
+
+
+def _binary_labels(y, metric, n_items):
+    """The 0/1 labels of one list of ``n_items`` items."""
+    return check_list_inputs(y, metric=metric, target="binary", n_items=n_items).y
+
+
+def _normalized(y, total):
+    """``y / total``, or zeros (of ``y``'s type) when ``total`` is 0."""
+    if total == 0:
+        return y * 0
+    return y / total
 
 
 def _has_fraction(values):

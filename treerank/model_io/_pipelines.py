@@ -62,7 +62,8 @@ from sklearn.preprocessing import (
 )
 
 from treerank.exceptions import ModelFileError
-from treerank.model_io._archive import DEFAULT_MAX_BYTES, ArrayView, MemoryBudget
+from treerank.model_io._archive import DEFAULT_MAX_BYTES, MemoryBudget
+from treerank.model_io._arrays import ArrayView
 from treerank.model_io._sklearn_state import check_object
 
 __all__ = [

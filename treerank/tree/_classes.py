@@ -36,6 +36,11 @@ from treerank.utils._categorical import (
     category_labels,
     feature_matrix,
 )
+from treerank.utils._graded_target import (
+    check_graded_training_target,
+    cumulative_targets,
+    is_graded_target,
+)
 from treerank.utils._sklearn_compat import (
     HasMethods,
     Interval,
@@ -565,8 +570,8 @@ default=None
                 f"ccp_alpha={self.ccp_alpha} is only used with pruning=None; got "
                 f"pruning={self.pruning!r}."
             )
-        if _multipartite().is_graded_target(y):  # multipartite hook: K > 2 grades
-            return _multipartite().fit_graded_treerank(self, X, y, sample_weight)
+        if is_graded_target(y):  # K > 2 ordered grades
+            return self._fit_graded(X, y, sample_weight)
         X, y01, classes, sample_weight = self._validate_training_data(
             X, y, sample_weight
         )
@@ -593,6 +598,65 @@ default=None
         )
         self._set_tree(structure)
         return self
+
+    def _fit_graded(self, X, y, sample_weight):
+        """``fit`` on ``K > 2`` ordered grades: one bipartite tree per threshold.
+
+        One bipartite TreeRank per threshold "grade >= g_k" (``k = 1..K-1``),
+        each a clone of this one (same parameters, pruning included) with its
+        own seed, fitted on all the data on the labels of
+        :func:`~treerank.utils._graded_target.cumulative_targets`; their
+        rankings are aggregated by the Kendall median over the common
+        subpartition of their leaves, exactly as in a
+        :class:`~treerank.RankingForest` of these ``K - 1`` trees
+        (``consensus_``). Sets ``classes_`` (the grades), ``estimators_``,
+        ``tree_thresholds_`` and ``consensus_``.
+        """
+        # The median of trees is a RankingForest, whose trees are TreeRanks: the
+        # one import of the ensemble by a tree (tests/test_import_graph.py).
+        from treerank.ensemble._graded_treerank import threshold_tree_median
+
+        # a sparse X is refused by the members' fit when the splitter cannot read it
+        X_checked, y = feature_matrix(self, X, y, reset=True, accept_sparse=True)
+        codes, grades, sample_weight = check_graded_training_target(
+            y, sample_weight, X_checked.shape[0]
+        )
+        n_grades = grades.shape[0]
+        rng = check_random_state(self.random_state)
+        seeds = rng.randint(_MAX_SEED, size=n_grades - 1)
+        aggregation_seed = int(rng.randint(_MAX_SEED))
+        trees, columns = [], []
+        for target, seed in zip(cumulative_targets(codes, n_grades), seeds):
+            member = clone(self).set_params(random_state=int(seed))
+            member.fit(X, target, sample_weight=sample_weight)
+            trees.append(member)
+            columns.append(member.tree_.apply_rank(X_checked).astype(np.int32))
+        consensus = threshold_tree_median(
+            self,
+            trees,
+            X_checked,
+            np.column_stack(columns),
+            codes,
+            grades,
+            sample_weight,
+            aggregation_seed,
+        )
+        self.classes_ = grades
+        self.estimators_ = trees
+        self.tree_thresholds_ = consensus.tree_thresholds_
+        self.consensus_ = consensus
+        self._calibration = consensus._calibration
+        return self
+
+    def _unsupported_for_grades(self, what, error=ValueError):
+        """The error of what has no meaning for a TreeRank of ``K > 2`` grades."""
+        return error(
+            f"{what} is not defined for a TreeRank fitted on "
+            f"{self.classes_.shape[0]} grades: it is the Kendall median of "
+            f"{len(self.estimators_)} bipartite trees, one per threshold "
+            "'grade >= g' (tree_thresholds_). Use it on one of them, "
+            "estimators_[k]."
+        )
 
     def _set_tree(self, structure):
         """Install a (pruned) structure and its leaf probabilities.
@@ -652,7 +716,7 @@ default=None
         """
         check_is_fitted(self)
         if self.classes_.shape[0] > 2:  # multipartite hook
-            raise _multipartite().unsupported_for_grades(self, "pruning")
+            raise self._unsupported_for_grades("pruning")
         return collapse_thresholds(self.full_tree_)[1]
 
     def prune(self, ccp_alpha):
@@ -682,7 +746,7 @@ default=None
         """
         check_is_fitted(self)
         if self.classes_.shape[0] > 2:  # multipartite hook
-            raise _multipartite().unsupported_for_grades(self, "pruning")
+            raise self._unsupported_for_grades("pruning")
         if (
             not isinstance(ccp_alpha, Real)
             or not np.isfinite(ccp_alpha)
@@ -928,9 +992,7 @@ default=None
         """Number of leaves of the (pruned) tree."""
         check_is_fitted(self)
         if self.classes_.shape[0] > 2:  # multipartite hook
-            raise _multipartite().unsupported_for_grades(
-                self, "n_leaves_", error=AttributeError
-            )
+            raise self._unsupported_for_grades("n_leaves_", error=AttributeError)
         return self.tree_.n_leaves
 
     @property
@@ -946,13 +1008,6 @@ default=None
         if self.classes_.shape[0] > 2:  # multipartite hook: mean over the trees
             return self.consensus_.feature_importances_
         return self.tree_.feature_importances(self.n_features_in_)
-
-
-def _multipartite():
-    """The multipartite module (imported late: it imports this one)."""
-    from treerank.ensemble import _multipartite
-
-    return _multipartite
 
 
 def _held_out_auc(structure, X_test, y_test, w_test, candidates):

@@ -22,7 +22,12 @@ from treerank.tree._leafrank import (
     traverse_binary_tree,
 )
 
-__all__ = ["FrozenLinearLeafRank", "FrozenTreeLeafRank", "linear_decision"]
+__all__ = [
+    "FrozenLinearLeafRank",
+    "FrozenTreeLeafRank",
+    "describe_linear_rule",
+    "linear_decision",
+]
 
 
 def linear_decision(X, coef, intercept):
@@ -55,6 +60,45 @@ def linear_decision(X, coef, intercept):
     if used.shape[0] < coef.shape[0]:
         X, coef = X[:, used], coef[used]
     return (X @ coef[:, None] + intercept).ravel()
+
+
+def describe_linear_rule(coef, intercept, flip, name):
+    """Text of the rule ``left if (coef.x + intercept > 0) != flip``.
+
+    Written with the non-zero terms only, as ``left if 0.5*a - 2*b > 1``. A
+    flipped rule is inclusive and sends the rows with a missing value left
+    (see :class:`~treerank.tree.FrozenLinearLeafRank`), which the text says;
+    otherwise they go right, as a condition on a missing value does not hold.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank.tree._frozen import describe_linear_rule
+    >>> describe_linear_rule(np.array([0.5, 0.0, -2.0]), -1.0, False,
+    ...                      lambda i: "abc"[i])
+    'left if 0.5*a - 2*c > 1'
+    >>> describe_linear_rule(np.array([-0.5, 0.0, 2.0]), 1.0, True,
+    ...                      lambda i: "abc"[i])
+    'left if 0.5*a - 2*c >= 1 (missing values: left)'
+    """
+    used = np.flatnonzero(coef)
+    if used.shape[0] == 0:
+        return (
+            "no split (left side empty)" if not flip else "left if a value is missing"
+        )
+    # left iff c.x > -b; with flip, left iff c.x <= -b iff (-c).x >= b
+    sign = -1.0 if flip else 1.0
+    terms = []
+    for i in used:
+        c = sign * float(coef[i])
+        text = f"{abs(c):.6g}*{name(int(i))}"
+        if not terms:
+            terms.append(text if c > 0 else "-" + text)
+        else:
+            terms.append(("+ " if c > 0 else "- ") + text)
+    op = ">=" if flip else ">"
+    rule = f"left if {' '.join(terms)} {op} {-sign * float(intercept):.6g}"
+    return rule + " (missing values: left)" if flip else rule
 
 
 class _FrozenBase:
@@ -368,8 +412,6 @@ class FrozenLinearLeafRank(_FrozenBase):
     def describe(self, feature_names=None):
         """A human-readable description of the left (better) side."""
         if self.estimator_name == "LinearLeafRank":
-            from treerank.tree._linear import describe_linear_rule
-
             return describe_linear_rule(
                 self.coef, self.intercept, self.flip_, self._name(feature_names)
             )
