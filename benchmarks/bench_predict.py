@@ -254,7 +254,7 @@ def main():
     write_result(
         "predict.md",
         f"Prediction and aggregation speed{mode}",
-        "Written by `benchmarks/bench_predict.py`. " + "\n\n".join(sections),
+        "Written by `benchmarks/bench_predict.py`.\n\n" + "\n\n".join(sections),
     )
 
 
