@@ -22,7 +22,12 @@ and the forest (:class:`~treerank.RankingForest`) call this small interface:
    forest's common subpartition a point inside it (a code per feature on the
    grid of the forest's thresholds, :func:`threshold_grids`);
    :func:`corner_values` turns codes back into values that route to the cell.
-5. **Rule layout.** :func:`rule_children` rebuilds the children of the rules'
+5. **Identical rows merged.** :func:`merge_identical_rows` groups the rows of
+   equal codes and class; a tree grown on one row per group, of summed weight
+   and counted with its multiplicity (``multiplicity`` of
+   :func:`grow_ranking_tree`), is the tree of the rows themselves, grown in time
+   proportional to the distinct rows.
+6. **Rule layout.** :func:`rule_children` rebuilds the children of the rules'
    inner nodes from one split flag per node (the order in which the engine
    numbers them), which is all a model file needs to store.
 
@@ -48,6 +53,7 @@ from treerank.engine._cell_corners import (
 )
 from treerank.engine._grow import GrownTree, GrowthParams, fit_rule, grow_ranking_tree
 from treerank.engine._routing import Router, compile_graph, route_binned
+from treerank.engine._row_merging import MergedRows, merge_identical_rows
 from treerank.engine._rule_layout import rule_children
 from treerank.engine._split_rules import (
     SplitRules,
@@ -65,6 +71,7 @@ __all__ = [
     "BinMapper",
     "GrownTree",
     "GrowthParams",
+    "MergedRows",
     "Router",
     "SplitRules",
     "bin_representatives",
@@ -76,6 +83,7 @@ __all__ = [
     "find_cell_corners",
     "fit_rule",
     "grow_ranking_tree",
+    "merge_identical_rows",
     "route_binned",
     "rule_children",
     "rule_feature_importances",

@@ -121,6 +121,12 @@ class GrownTree(NamedTuple):
     leaf_rank_of_row: np.ndarray
 
 
+def _multiplicity(multiplicity, n_samples):
+    if multiplicity is None:
+        return np.ones(n_samples, dtype=np.float64)
+    return np.ascontiguousarray(multiplicity, dtype=np.float64)
+
+
 def _kernel_inputs(codes, y01, weights, rows):
     return (
         np.ascontiguousarray(codes, dtype=np.uint8),
@@ -130,7 +136,9 @@ def _kernel_inputs(codes, y01, weights, rows):
     )
 
 
-def grow_ranking_tree(codes, y01, weights, rows, bin_mapper, params, seed):
+def grow_ranking_tree(
+    codes, y01, weights, rows, bin_mapper, params, seed, multiplicity=None
+):
     """Grow a ranking tree on binned data.
 
     Parameters
@@ -149,6 +157,11 @@ def grow_ranking_tree(codes, y01, weights, rows, bin_mapper, params, seed):
     params : GrowthParams
     seed : int
         Seed of the feature draws.
+    multiplicity : ndarray of shape (n_samples,) or None, default=None
+        The number of training rows each row stands for, where identical rows
+        (same codes, same class) were merged into one row of summed weight;
+        the growth's row counts count them (see :func:`grow_tree`). None: 1
+        for every row.
 
     Returns
     -------
@@ -159,6 +172,7 @@ def grow_ranking_tree(codes, y01, weights, rows, bin_mapper, params, seed):
         codes,
         y01,
         weights,
+        _multiplicity(multiplicity, codes.shape[0]),
         rows,
         bin_mapper.n_bins_,
         _is_categorical(bin_mapper, codes.shape[1]),
@@ -271,6 +285,7 @@ def fit_rule(codes, y01, weights, rows, bin_mapper, params, seed, features=None)
         codes,
         y01,
         weights,
+        _multiplicity(None, codes.shape[0]),
         rows,
         np.asarray(features, dtype=np.int64),
         bin_mapper.n_bins_,

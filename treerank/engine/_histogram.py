@@ -2,10 +2,10 @@
 
 A histogram of a node holds, for each of its candidate features and each bin,
 three sums over the node's rows: the positive weight, the negative weight and
-the number of rows (``hist[j, bin, 0/1/2]``; bin :data:`MISSING_BIN` for
-missing values). Every split of the node is scored from these sums alone. The
-histogram of one child is the parent's minus its sibling's, so only the smaller
-child is ever scanned.
+the number of rows, each counted with its multiplicity (``hist[j, bin, 0/1/2]``;
+bin :data:`MISSING_BIN` for missing values). Every split of the node is scored
+from these sums alone. The histogram of one child is the parent's minus its
+sibling's, so only the smaller child is ever scanned.
 """
 
 # Authors: The treerank developers
@@ -31,22 +31,25 @@ def _clear(hist, features, n_features, n_bins):
 
 @jit
 def build_histograms(
-    codes, y, w, rows, start, stop, features, n_features, n_bins, hist
+    codes, y, w, m, rows, start, stop, features, n_features, n_bins, hist
 ):
     """Fill ``hist[:n_features]`` from the rows ``rows[start:stop]``.
 
-    Only the bins a feature uses (``0..n_bins[f]-1`` and the missing bin) are
-    written; the others are never read.
+    ``m[row]`` is the number of training rows that row stands for (1, or more
+    for a row that stands for identical rows: see ``grow_tree``). Only the
+    bins a feature uses (``0..n_bins[f]-1`` and the missing bin) are written;
+    the others are never read.
     """
     _clear(hist, features, n_features, n_bins)
     for i in range(start, stop):
         row = rows[i]
         weight = w[row]
+        multiplicity = m[row]
         side = 1 - y[row]  # 0: positive, 1: negative
         for j in range(n_features):
             code = codes[row, features[j]]
             hist[j, code, side] += weight
-            hist[j, code, 2] += 1.0
+            hist[j, code, 2] += multiplicity
 
 
 @jit

@@ -160,6 +160,7 @@ def grow_rule(
     codes,
     y,
     w,
+    m,
     rows,
     start,
     stop,
@@ -202,6 +203,10 @@ def grow_rule(
         1 for positives.
     w : ndarray of float64 of shape (n_samples,)
         Positive weights of the rows in the segment.
+    m : ndarray of float64 of shape (n_samples,)
+        Multiplicity of each row: the number of training rows it stands for
+        (all 1 unless identical rows were merged). Row counts (``min_leaf``,
+        the depth of the stopping rules) count rows with their multiplicity.
     rows : ndarray of int64
         Row indices; the segment is partitioned in place, left rows first.
     node_features : ndarray of int64
@@ -251,14 +256,20 @@ def grow_rule(
     n_node_features = node_features.shape[0]
     P = 0.0
     N = 0.0
+    M = 0.0
     for i in range(start, stop):
         row = rows[i]
+        M += m[row]
         if y[row] == 1:
             P += w[row]
         else:
             N += w[row]
-    capacity = max_rule_nodes(max_depth, stop - start, min_leaf)
+    # a leaf holds at least min_leaf counted rows and at least one row
+    capacity = max_rule_nodes(
+        max_depth, min(np.int64(M), (stop - start) * max(min_leaf, 1)), min_leaf
+    )
     seg_start = np.empty(capacity, dtype=np.int64)
+    counts = np.empty(capacity, dtype=np.float64)
     seg_stop = np.empty(capacity, dtype=np.int64)
     depth = np.empty(capacity, dtype=np.int64)
     pos = np.empty(capacity, dtype=np.float64)
@@ -291,21 +302,21 @@ def grow_rule(
 
     seg_start[0] = start
     seg_stop[0] = stop
+    counts[0] = M
     depth[0] = 0
     pos[0] = P
     neg[0] = N
     low[0] = 0.0
     high[0] = 1.0
     n_nodes = 1
-    if not direct and not _stays_leaf(
-        np.int64(0), stop - start, P, N, max_depth, min_leaf
-    ):
+    if not direct and not _stays_leaf(np.int64(0), M, P, N, max_depth, min_leaf):
         n_free -= 1
         slot[0] = free[n_free]
         build_histograms(
             codes,
             y,
             w,
+            m,
             rows,
             start,
             stop,
@@ -331,7 +342,7 @@ def grow_rule(
         out_category[o] = -1
         s = seg_start[t]
         e = seg_stop[t]
-        count = e - s
+        count = counts[t]
         if _stays_leaf(depth[t], count, pos[t], neg[t], max_depth, min_leaf):
             if slot[t] >= 0:
                 free[n_free] = slot[t]
@@ -356,7 +367,7 @@ def grow_rule(
                 for jj in range(batch):
                     batch_features[jj] = node_features[order[visited + jj]]
                 build_histograms(
-                    codes, y, w, rows, s, e, batch_features, batch, n_bins, tmp
+                    codes, y, w, m, rows, s, e, batch_features, batch, n_bins, tmp
                 )
                 for jj in range(batch):
                     f = batch_features[jj]
@@ -486,6 +497,11 @@ def grow_rule(
         seg_stop[left] = s + n_left
         seg_start[right] = s + n_left
         seg_stop[right] = e
+        left_count = 0.0
+        for i in range(s, s + n_left):
+            left_count += m[rows[i]]
+        counts[left] = left_count
+        counts[right] = count - left_count
         depth[left] = depth[t] + 1
         depth[right] = depth[t] + 1
         pos[left] = left_pos
@@ -516,11 +532,11 @@ def grow_rule(
                 high[right] = middle
         if not direct:
             need_left = not _stays_leaf(
-                depth[left], n_left, pos[left], neg[left], max_depth, min_leaf
+                depth[left], counts[left], pos[left], neg[left], max_depth, min_leaf
             )
             need_right = not _stays_leaf(
                 depth[right],
-                count - n_left,
+                counts[right],
                 pos[right],
                 neg[right],
                 max_depth,
@@ -530,7 +546,7 @@ def grow_rule(
             if need_left or need_right:
                 small, big = left, right
                 need_small, need_big = need_left, need_right
-                if n_left > count - n_left:
+                if n_left > (e - s) - n_left:  # scan the child of fewer rows
                     small, big = right, left
                     need_small, need_big = need_right, need_left
                 n_free -= 1
@@ -539,6 +555,7 @@ def grow_rule(
                     codes,
                     y,
                     w,
+                    m,
                     rows,
                     seg_start[small],
                     seg_stop[small],
@@ -798,6 +815,7 @@ def fit_single_rule(
     codes,
     y,
     w,
+    m,
     rows,
     node_features,
     n_bins,
@@ -815,7 +833,7 @@ def fit_single_rule(
     Returns the inner nodes' arrays (feature, bin, missing_left, child_left,
     child_right, left_leaf, improvement, missing_seen, category), the category
     sets, the gain, and the number of rows sent left (``rows`` is partitioned,
-    left rows first). ``max_fit_rows`` is as in :func:`grow_rule`.
+    left rows first). ``m`` and ``max_fit_rows`` are as in :func:`grow_rule`.
     """
     capacity = max_rule_nodes(max_depth, rows.shape[0], min_leaf)
     feature = np.empty(capacity, dtype=np.int32)
@@ -834,18 +852,19 @@ def fit_single_rule(
     n = np.int64(rows.shape[0])
     if 0 < max_fit_rows < n:
         sub = np.empty(max_fit_rows, dtype=np.int64)
-        m = sample_for_rule(rows, np.int64(0), n, y, max_fit_rows, state, sub)
+        n_fitted = sample_for_rule(rows, np.int64(0), n, y, max_fit_rows, state, sub)
         fitted_rows = sub
     else:
-        m = n
+        n_fitted = n
         fitted_rows = rows
     n_nodes, n_left, gain = grow_rule(
         codes,
         y,
         w,
+        m,
         fitted_rows,
         np.int64(0),
-        m,
+        n_fitted,
         node_features,
         n_bins,
         is_categorical,
@@ -870,7 +889,7 @@ def fit_single_rule(
         n_category_sets,
         np.int64(0),
     )
-    if m < n:  # every row split by the rule fitted on the sample
+    if n_fitted < n:  # every row split by the rule fitted on the sample
         n_left, gain = split_by_rule(
             codes,
             y,

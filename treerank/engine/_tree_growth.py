@@ -51,6 +51,7 @@ def grow_tree(
     codes,
     y,
     w,
+    m,
     rows,
     n_bins,
     is_categorical,
@@ -74,6 +75,14 @@ def grow_tree(
     codes : ndarray of uint8 of shape (n_samples, n_features)
     y : ndarray of uint8 of shape (n_samples,)
     w : ndarray of float64 of shape (n_samples,)
+    m : ndarray of float64 of shape (n_samples,)
+        Multiplicity of each row: the number of training rows it stands for.
+        A forest merges identical rows (same bin codes, same class) into one
+        row of summed weight; ``min_samples_split`` and the LeafRank's
+        minimum leaf size count rows with their multiplicity, so that the
+        tree grown is the one grown on the rows themselves. Sampling large
+        nodes (``max_fit_rows``) counts the merged rows, whose number is
+        what the time depends on.
     rows : ndarray of int64
         The rows of the tree's sample (permuted in place).
     n_bins : ndarray of int32 of shape (n_features,)
@@ -185,15 +194,17 @@ def grow_tree(
         gains[node] = 0.0
         P = 0.0
         N = 0.0
+        count = 0.0  # rows counted with their multiplicity
         for i in range(start, stop):
             row = rows[i]
+            count += m[row]
             if y[row] == 1:
                 P += w[row]
             else:
                 N += w[row]
         n_pos[node] = P
         n_neg[node] = N
-        count = stop - start
+        n_rows = stop - start
         n_inner = 0
         n_left = 0
         gain = 0.0
@@ -215,11 +226,26 @@ def grow_tree(
                     node_features[j] = all_features[ranks[j]]
             else:
                 node_features = all_features.copy()
+            fitted_rows = rows
+            fit_start = start
+            fit_stop = stop
+            fitted = count
+            sampled = 0 < max_fit_rows < n_rows  # the rule is fitted on a sample
+            if sampled:
+                fit_stop = sample_for_rule(
+                    rows, start, stop, y, max_fit_rows, state, sub
+                )
+                fitted_rows = sub
+                fit_start = np.int64(0)
+                fitted = 0.0
+                for i in range(fit_stop):
+                    fitted += m[sub[i]]
             min_leaf = min_leaf_count
             if min_leaf_fraction > 0.0:  # of the rows the rule is fitted on
-                fitted = count if max_fit_rows <= 0 else min(count, max_fit_rows)
                 min_leaf = int(np.ceil(min_leaf_fraction * fitted))
-            needed = n_rule_nodes + max_rule_nodes(rule_max_depth, count, min_leaf)
+            # a rule's leaf holds min_leaf counted rows and at least one row
+            bound = min(np.int64(fitted), (fit_stop - fit_start) * max(min_leaf, 1))
+            needed = n_rule_nodes + max_rule_nodes(rule_max_depth, bound, min_leaf)
             if needed > rule_capacity:
                 rule_capacity = max(needed, 2 * rule_capacity)
                 feature = _enlarge(feature, rule_capacity)
@@ -233,20 +259,11 @@ def grow_tree(
                 category = _enlarge(category, rule_capacity)
                 category_sets = _enlarge_rows(category_sets, rule_capacity)
             sets_before = n_category_sets[0]
-            fitted_rows = rows
-            fit_start = start
-            fit_stop = stop
-            sampled = 0 < max_fit_rows < count  # the rule is fitted on a sample
-            if sampled:
-                fit_stop = sample_for_rule(
-                    rows, start, stop, y, max_fit_rows, state, sub
-                )
-                fitted_rows = sub
-                fit_start = np.int64(0)
             n_inner, n_left, gain = grow_rule(
                 codes,
                 y,
                 w,
+                m,
                 fitted_rows,
                 fit_start,
                 fit_stop,
@@ -293,7 +310,7 @@ def grow_tree(
                     category,
                     category_sets,
                 )
-            split = gain > min_gain and 0 < n_left < count
+            split = gain > min_gain and 0 < n_left < n_rows
             if not split:
                 n_category_sets[0] = sets_before  # the rule is discarded
         if not split:

@@ -10,6 +10,7 @@ over the common subpartition) or to :mod:`treerank.ensemble._leaf_scores`
 # Authors: The treerank developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import copy
 import time
 from numbers import Integral, Real
 
@@ -32,6 +33,7 @@ from treerank.engine import (
     Router,
     bin_representatives,
     find_cell_corners,
+    merge_identical_rows,
     route_binned,
     threshold_grids,
 )
@@ -121,18 +123,26 @@ def _grow_tree(template, X, y01, sample_weight, seed, bootstrap, n_draw):
 
 
 def _grow_engine_tree(
-    template, data, y01, sample_weight, seed, bootstrap, n_draw, params
+    template, data, y01, sample_weight, seed, bootstrap, n_draw, params, merged=None
 ):
     """Grow one randomized ranking tree with the engine; runs in a thread.
 
     The in-sample rows take their leaves from the growth's final partition;
-    only the out-of-sample rows are routed (through the bin codes).
+    only the out-of-sample rows are routed (through the bin codes). With
+    ``merged`` (a :class:`~treerank.engine.MergedRows` and the merged rows'
+    data and classes), the tree is grown on the merged rows: the tree of the
+    rows themselves, grown faster (see :mod:`treerank.engine._row_merging`).
     """
     rng = np.random.RandomState(seed)
     counts = _draw_sample(
         rng, data.codes.shape[0], n_draw, bootstrap, y01, sample_weight
     )
     weights = sample_weight * counts
+    multiplicity = None
+    if merged is not None:
+        groups, data, y01 = merged
+        multiplicity = groups.sum_by_group((weights > 0).astype(np.float64))
+        weights = groups.sum_by_group(weights)
     structure, leaf_ranks = grow_engine_structure(
         data,
         y01,
@@ -141,6 +151,7 @@ def _grow_engine_tree(
         template.leafrank,
         params,
         int(rng.randint(_MAX_SEED)),
+        multiplicity,
     )
     tree = fitted_treerank(template, structure, np.array([0, 1]), data.n_features)
     if tree.tree_ is not structure:  # pruned: the growth's leaves are not final
@@ -154,7 +165,22 @@ def _grow_engine_tree(
         unrouted,
         leaf_ranks,
     )
+    if merged is not None:
+        leaf_ranks = leaf_ranks[merged[0].group]
     return tree, counts.astype(np.int32), leaf_ranks
+
+
+def _merged_rows(data, y01, sample_weight):
+    """Identical rows of ``data`` merged, with the merged rows' data and classes.
+
+    None when the distinct rows are too many for the merge to pay.
+    """
+    groups = merge_identical_rows(data.codes, y01, np.flatnonzero(sample_weight > 0))
+    if groups is None:
+        return None
+    merged_data = copy.copy(data)
+    merged_data.codes = np.ascontiguousarray(data.codes[groups.representative])
+    return groups, merged_data, np.asarray(y01)[groups.representative]
 
 
 def _tree_leaf_ranks(tree, X):
@@ -612,6 +638,10 @@ default=None
                 n_features=X.shape[1],
                 monotonic_cst=monotonic,
             )
+            merged = {
+                k: _merged_rows(data, targets[k], sample_weight)
+                for k in np.unique(tree_target)
+            }
             tasks = (
                 delayed(_grow_engine_tree)(
                     template,
@@ -622,6 +652,7 @@ default=None
                     self.bootstrap,
                     n_draw,
                     params,
+                    merged[k],
                 )
                 for seed, k in zip(seeds, tree_target)
             )
@@ -740,9 +771,7 @@ default=None
             values = self._leaf_value_arrays(kind)
             total = np.zeros(leaf_ranks.shape[0])
             for b, tree_values in enumerate(values):
-                total += np.where(
-                    out_of_bag[:, b], tree_values[leaf_ranks[:, b]], 0.0
-                )
+                total += np.where(out_of_bag[:, b], tree_values[leaf_ranks[:, b]], 0.0)
             with np.errstate(invalid="ignore", divide="ignore"):
                 oob = np.where(n_oob > 0, total / n_oob, np.nan)
             criterion = oob_criterion(oob, scored) if scored.any() else np.nan
@@ -773,14 +802,10 @@ default=None
             self._leaf_position_table = None
         else:
             # rates closer than their resolution are tied in the tree's order
-            positions = [
-                leaf_positions(np.floor(v / RATE_RESOLUTION)) for v in values
-            ]
+            positions = [leaf_positions(np.floor(v / RATE_RESOLUTION)) for v in values]
             self._leaf_position_table = (
                 np.concatenate(positions),
-                np.concatenate([[0], np.cumsum(self._n_leaves[:-1])]).astype(
-                    np.int64
-                ),
+                np.concatenate([[0], np.cumsum(self._n_leaves[:-1])]).astype(np.int64),
             )
 
     def _tree_positions(self, b):

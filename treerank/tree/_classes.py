@@ -239,10 +239,18 @@ def fitted_treerank(template, structure, classes, n_features_in):
     return tree
 
 
-def grow_engine_structure(data, y01, weights, rows, leafrank, params, seed):
-    """Grow a ranking tree on binned data; returns (structure, leaf rank of rows)."""
+def grow_engine_structure(
+    data, y01, weights, rows, leafrank, params, seed, multiplicity=None
+):
+    """Grow a ranking tree on binned data; returns (structure, leaf rank of rows).
+
+    ``multiplicity`` (optional): the number of training rows each row of
+    ``data`` stands for (see :func:`treerank.engine.grow_ranking_tree`).
+    """
     rows = rows[weights[rows] > 0]
-    grown = grow_ranking_tree(data.codes, y01, weights, rows, data.mapper, params, seed)
+    grown = grow_ranking_tree(
+        data.codes, y01, weights, rows, data.mapper, params, seed, multiplicity
+    )
     structure = structure_from_grown(grown, data.n_features, 2**leafrank.max_depth - 1)
     return structure, grown.leaf_rank_of_row
 
