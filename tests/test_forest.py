@@ -358,3 +358,10 @@ def test_breast_cancer_median_keeps_the_resolution_and_the_auc_of_the_mean():
     differences = np.round(differences)
     assert np.all(np.abs(differences) <= 3)
     assert abs(differences.mean()) < 1
+
+
+def test_aggregation_max_iter_must_be_positive():
+    """0 passes was accepted by the forest and refused deep in the median solver."""
+    X, y = NestedSquares().sample(60, random_state=0)
+    with pytest.raises(ValueError, match="aggregation_max_iter"):
+        RankingForest(n_estimators=2, aggregation_max_iter=0).fit(X, y)

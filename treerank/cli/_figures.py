@@ -39,9 +39,7 @@ def save_figure(figure, path, *, file_format="png", overwrite=False, close=True)
 
     try:
         with atomic_path(path, overwrite=overwrite) as tmp:
-            figure.savefig(
-                tmp, dpi=FIGURE_DPI, format=file_format, bbox_inches="tight"
-            )
+            figure.savefig(tmp, dpi=FIGURE_DPI, format=file_format, bbox_inches="tight")
     finally:
         if close:
             plt.close(figure)

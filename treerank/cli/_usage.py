@@ -119,4 +119,3 @@ def byte_size(text):
             f"must be a size of at least 1K such as 4096, 512K, 16M or 1G; got {text!r}"
         )
     return value
-

@@ -87,9 +87,10 @@ class OrdinalNestedSquares:
         # monotone likelihood ratio between consecutive rings, every pair of
         # grades j < l: p[r, l] p[r+1, j] >= p[r, j] p[r+1, l]
         outer, inner = proba[1:], proba[:-1]
-        cross = inner[:, None, :] * outer[:, :, None] - inner[:, :, None] * outer[
-            :, None, :
-        ]
+        cross = (
+            inner[:, None, :] * outer[:, :, None]
+            - inner[:, :, None] * outer[:, None, :]
+        )
         upper = np.triu(np.ones((proba.shape[1],) * 2, dtype=bool), k=1)
         if np.any(cross[:, upper] < -1e-12):
             raise ValueError(
