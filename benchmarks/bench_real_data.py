@@ -50,7 +50,7 @@ from datetime import datetime, timezone
 
 import numpy as np
 import sklearn
-from _common import RESULTS, markdown_table
+from _common import RESULTS, markdown_table, warm_up
 from _real_datasets import DATASETS, load_dataset
 from scipy import stats
 from sklearn.exceptions import ConvergenceWarning
@@ -355,6 +355,8 @@ def run(datasets, models, folds, cache, time_budget=None):
     wanted, meta = [], {}
     stopped = False
     with threadpool_limits(limits=1):
+        # the data sets are numeric (categories one-hot encoded)
+        warm_up(models, test_scores, categorical=False)
         for name, dataset in datasets.items():
             data_hash = _data_fingerprint(dataset)
             meta[name] = dataset_meta(dataset)

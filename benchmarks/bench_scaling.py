@@ -44,6 +44,7 @@ from datetime import datetime, timezone
 import numpy as np
 import pandas as pd
 from _common import RESULTS, markdown_table
+from _common import warm_up as common_warm_up
 from _scaling_datasets import SCALING_DATASETS, load_scaling_dataset
 from bench_real_data import (
     _peer_fingerprint,
@@ -150,24 +151,12 @@ def _key(record):
 
 
 def warm_up(models):
-    """Fit and score every model once on a small table with categories and NaN.
+    """Fit and score every model before timing (see ``_common.warm_up``)."""
 
-    The first fit in a process loads (or, after a change of the sources,
-    compiles) the compiled kernels; the fit times must not include that.
-    """
-    rng = np.random.default_rng(0)
-    X = pd.DataFrame(
-        {
-            "a": rng.normal(size=400),
-            "b": np.where(rng.random(400) < 0.1, np.nan, rng.normal(size=400)),
-            "c": pd.Categorical(rng.choice(["u", "v", "w"], 400)),
-        }
-    )
-    y = (X["a"] + rng.normal(size=400) > 0).astype(int).to_numpy()
-    for _, spec, factory, _ in models:
-        data = category_codes(X) if spec.startswith(CODES_FOR) else X
-        estimator = factory().fit(data, y)
-        test_scores(estimator, data)
+    def prepare(spec, X):
+        return category_codes(X) if spec.startswith(CODES_FOR) else X
+
+    common_warm_up(models, test_scores, prepare=prepare)
 
 
 def run(datasets, models, sizes, repeats, cache, time_budget=None, dry=False):

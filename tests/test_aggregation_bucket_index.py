@@ -75,7 +75,7 @@ def test_sums_against_brute_force(rng, integral, small_max, cache):
         # thresholds in 0..K_b, as the insertion produces them
         upper = rng.integers(0, data.n_buckets + 1, size=(12, data.n_rankings))
         lower = upper - rng.integers(0, 2, size=upper.shape) * (upper > 0)
-        lower, upper = lower.astype(np.uint8), upper.astype(np.uint8)
+        lower, upper = lower.astype(data.ranks.dtype), upper.astype(data.ranks.dtype)
         first = rng.integers(0, n_buckets, size=12)
         last = np.minimum(first + rng.integers(1, 6, size=12), n_buckets)
         first[:4], last[:4] = first[4], last[4]  # some queries share a run

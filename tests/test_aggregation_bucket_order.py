@@ -37,7 +37,10 @@ def test_ranking_data_compact_layout(rng):
     assert np.array_equal(data.ranks, dense)
     assert np.array_equal(data.ranks_t, dense.T)
     assert data.ranks.dtype == np.uint16
-    assert _RankingData(rankings[[0, 2]]).ranks.dtype == np.uint8
+    # one type for few buckets too (each type compiles every solver kernel)
+    assert _RankingData(rankings[[0, 2]]).ranks.dtype == np.uint16
+    many = np.vstack([np.arange(70_000), np.arange(70_000)[::-1]])
+    assert _RankingData(many).ranks.dtype == np.int32
     assert np.array_equal(data.n_buckets, dense.max(axis=1) + 1)
     mask = rng.random((7, 5)) < 0.5
     assert np.allclose(data.weighted_counts(mask), mask @ data.ranking_weights)

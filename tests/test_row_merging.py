@@ -90,17 +90,20 @@ def test_engine_tree_of_merged_rows_is_the_tree_of_the_rows(seed, min_samples_le
     merged = merge_identical_rows(codes, y, rows)
     assert merged is not None and merged.n_groups < n // 10
     merged_weights = merged.sum_by_group(weights)
-    multiplicity = merged.sum_by_group((weights > 0).astype(float))
-    grown = grow_ranking_tree(
-        codes[merged.representative],
-        y[merged.representative],
-        merged_weights,
-        np.flatnonzero(merged_weights > 0),
-        mapper,
-        params,
-        seed=5,
-        multiplicity=multiplicity,
-    )
+
+    def grow_merged(multiplicity):
+        return grow_ranking_tree(
+            codes[merged.representative],
+            y[merged.representative],
+            merged_weights,
+            np.flatnonzero(merged_weights > 0),
+            mapper,
+            params,
+            seed=5,
+            multiplicity=multiplicity,
+        )
+
+    grown = grow_merged(merged.sum_by_group((weights > 0).astype(float)))
     for name in ("children_left", "children_right", "n_pos", "n_neg", "gain"):
         np.testing.assert_array_equal(getattr(grown, name), getattr(plain, name))
     for name in ("feature", "threshold_bin", "left_leaf"):
@@ -111,15 +114,7 @@ def test_engine_tree_of_merged_rows_is_the_tree_of_the_rows(seed, min_samples_le
         grown.leaf_rank_of_row[merged.group][rows], plain.leaf_rank_of_row[rows]
     )
     # the counts matter: without multiplicities the tree differs
-    uncounted = grow_ranking_tree(
-        codes[merged.representative],
-        y[merged.representative],
-        merged_weights,
-        np.flatnonzero(merged_weights > 0),
-        mapper,
-        params,
-        seed=5,
-    )
+    uncounted = grow_merged(None)
     assert uncounted.children_left.shape != plain.children_left.shape or not (
         np.array_equal(uncounted.n_pos, plain.n_pos)
     )

@@ -269,8 +269,10 @@ _COMPACT_MIN_SIZE = 1 << 17
 
 
 def _compact_dtype(max_value):
-    if max_value <= np.iinfo(np.uint8).max:
-        return np.uint8
+    # one type for every ranking of up to 65,535 buckets: each type is another
+    # compilation of every solver kernel (about 4.5 s on first use, in the
+    # middle of a user's session); uint8 would halve the memory of rankings
+    # of few buckets at that price
     if max_value <= np.iinfo(np.uint16).max:
         return np.uint16
     return np.int32
@@ -282,8 +284,8 @@ class _RankingData:
     Attributes
     ----------
     ranks : ndarray of shape (B, M)
-        Dense bucket indices per ranking, in the smallest unsigned type holding
-        ``max(n_buckets)`` (so that ``rank + 1`` still fits).
+        Dense bucket indices per ranking: uint16, or int32 beyond 65,535
+        buckets (so that ``rank + 1`` still fits).
     ranks_t : ndarray of shape (M, B)
         The same, item-major and C-contiguous (fast row gathers).
     n_buckets : ndarray of shape (B,)
