@@ -49,15 +49,17 @@ large inputs (the compact layout of the median's rankings, the insertion of
 many unseen rows), so a small table alone leaves compilations in timed fits."""
 
 
-def warm_up_table(n_rows, categorical=True, seed=0):
-    """A table with a signal, missing values and (optionally) a text column."""
+def warm_up_table(n_rows, categorical=True, missing=True, seed=0):
+    """A table with a signal and (optionally) missing values and a text column."""
     import pandas as pd
 
     rng = np.random.default_rng(seed)
     X = pd.DataFrame(
         {
             "a": rng.normal(size=n_rows),
-            "b": np.where(rng.random(n_rows) < 0.1, np.nan, rng.normal(size=n_rows)),
+            "b": np.where(
+                missing & (rng.random(n_rows) < 0.1), np.nan, rng.normal(size=n_rows)
+            ),
         }
     )
     if categorical:
@@ -68,7 +70,7 @@ def warm_up_table(n_rows, categorical=True, seed=0):
     return X, y
 
 
-def warm_up(models, score, prepare=None, categorical=True):
+def warm_up(models, score, prepare=None, categorical=True, missing=True):
     """Fit and score every model once before anything is timed.
 
     ``models`` holds (label, spec, factory, ours) tuples; treerank's models
@@ -78,7 +80,7 @@ def warm_up(models, score, prepare=None, categorical=True):
     X)`` adapts the table to a model (e.g. category codes for the peers).
     """
     for n_rows in WARM_UP_ROWS:
-        X, y = warm_up_table(n_rows, categorical=categorical)
+        X, y = warm_up_table(n_rows, categorical=categorical, missing=missing)
         for _, spec, factory, ours in models:
             if n_rows > WARM_UP_ROWS[0] and not ours:
                 continue

@@ -355,8 +355,8 @@ def run(datasets, models, folds, cache, time_budget=None):
     wanted, meta = [], {}
     stopped = False
     with threadpool_limits(limits=1):
-        # the data sets are numeric (categories one-hot encoded)
-        warm_up(models, test_scores, categorical=False)
+        # the data sets are numeric (categories one-hot encoded, no NaN)
+        warm_up(models, test_scores, categorical=False, missing=False)
         for name, dataset in datasets.items():
             data_hash = _data_fingerprint(dataset)
             meta[name] = dataset_meta(dataset)
