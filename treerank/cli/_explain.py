@@ -33,25 +33,9 @@ import os
 import sys
 
 from treerank.cli._text import escape, shorten
-from treerank.cli._usage import UsageError, positive_int
+from treerank.cli._usage import UsageError, background_per_tree, positive_int
 
 __all__ = ["add_explain_arguments", "run_explain"]
-
-
-def _per_tree(text):
-    import argparse
-
-    if text.strip().lower() in ("auto", "all"):
-        return text.strip().lower()
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 2:
-        raise argparse.ArgumentTypeError(
-            f"must be an integer >= 2, 'auto' or 'all'; got {text!r}"
-        )
-    return value
 
 
 def add_explain_arguments(parser):
@@ -115,7 +99,7 @@ def add_explain_arguments(parser):
     )
     parser.add_argument(
         "--background-per-tree",
-        type=_per_tree,
+        type=background_per_tree,
         default="auto",
         metavar="N",
         help="background rows each tree is compared with, drawn for each tree "

@@ -13,6 +13,7 @@ import argparse
 
 __all__ = [
     "UsageError",
+    "background_per_tree",
     "byte_size",
     "decimal_mark",
     "delimiter",
@@ -40,40 +41,37 @@ def positive_int(text):
     return value
 
 
-def tree_depth(text):
-    if text.strip().lower() == "none":
-        return "none"
-    try:
-        return positive_int(text)
-    except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(
-            f"must be a positive integer or 'none'; got {text!r}"
-        ) from None
+def _integer_or_words(name, minimum, words, expected):
+    """An ``argparse`` type: an integer >= ``minimum`` or one of ``words``."""
+
+    def parse(text):
+        word = text.strip().lower()
+        if word in words:
+            return word
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be {expected}; got {text!r}")
+        return value
+
+    parse.__name__ = name
+    return parse
 
 
-def max_leaves(text):
-    if text.strip().lower() in ("auto", "all"):
-        return text.strip().lower()
-    try:
-        return positive_int(text)
-    except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(
-            f"must be a positive integer, 'auto' or 'all'; got {text!r}"
-        ) from None
-
-
-def min_samples_split(text):
-    if text.strip().lower() == "auto":
-        return "auto"
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 2:
-        raise argparse.ArgumentTypeError(
-            f"must be an integer >= 2 or 'auto'; got {text!r}"
-        )
-    return value
+tree_depth = _integer_or_words(
+    "tree_depth", 1, ("none",), "a positive integer or 'none'"
+)
+max_leaves = _integer_or_words(
+    "max_leaves", 1, ("auto", "all"), "a positive integer, 'auto' or 'all'"
+)
+min_samples_split = _integer_or_words(
+    "min_samples_split", 2, ("auto",), "an integer >= 2 or 'auto'"
+)
+background_per_tree = _integer_or_words(
+    "background_per_tree", 2, ("auto", "all"), "an integer >= 2, 'auto' or 'all'"
+)
 
 
 def monotonic_constraint(text):

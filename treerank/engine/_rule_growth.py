@@ -297,7 +297,7 @@ def grow_rule(
     # node t (found at t or an ancestor): never drawn again below t
     known = np.zeros((capacity, n_node_features), dtype=np.uint8)
     batch_features = np.empty(n_node_features, dtype=np.int64)
-    best = np.empty(6, dtype=np.float64)
+    best = np.empty(7, dtype=np.float64)
     best_order = np.empty(256, dtype=np.int64)
 
     seg_start[0] = start
@@ -497,11 +497,8 @@ def grow_rule(
         seg_stop[left] = s + n_left
         seg_start[right] = s + n_left
         seg_stop[right] = e
-        left_count = 0.0
-        for i in range(s, s + n_left):
-            left_count += m[rows[i]]
-        counts[left] = left_count
-        counts[right] = count - left_count
+        counts[left] = best[6]  # rows counted with their multiplicity
+        counts[right] = count - best[6]
         depth[left] = depth[t] + 1
         depth[right] = depth[t] + 1
         pos[left] = left_pos

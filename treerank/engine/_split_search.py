@@ -113,11 +113,11 @@ def search_feature(
         Code of the criterion (see :data:`CRITERIA`).
     parent_term : float
         The criterion's term of the node itself.
-    best : ndarray of float64 of shape (6,)
+    best : ndarray of float64 of shape (7,)
         ``(improvement, bin, missing_left, left positive weight, left negative
-        weight, categorical)`` of the best split so far (improvement -inf if
-        none); updated in place when a split of this feature is strictly
-        better.
+        weight, categorical, left number of rows)`` of the best split so far
+        (improvement -inf if none); updated in place when a split of this
+        feature is strictly better.
     constraint : int
         Monotonic constraint of the feature (+1, -1 or 0).
     low, high : float
@@ -178,6 +178,7 @@ def search_feature(
                 best[3] = lp
                 best[4] = ln
                 best[5] = 0.0
+                best[6] = lc
     return True
 
 
@@ -272,6 +273,7 @@ def search_categories(
             best[3] = left_pos
             best[4] = left_neg
             best[5] = 1.0
+            best[6] = left_count
             for i in range(n_present):
                 best_order[i] = sorted_codes[i]
     return True
