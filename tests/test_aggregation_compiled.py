@@ -191,9 +191,13 @@ def fitted_inserter(rng, n_items=3000, n_rankings=25, weights=False):
 
 @pytest.mark.parametrize("search", ["gallop", "bisect"])
 @pytest.mark.parametrize("weights", [False, True])
-@pytest.mark.parametrize("budget", [0, 1 << 23])
-def test_compiled_insertion_matches_numpy(rng, monkeypatch, weights, budget, search):
+@pytest.mark.parametrize("tables", ["none", "large buckets", "every bucket"])
+def test_compiled_insertion_matches_numpy(rng, monkeypatch, weights, tables, search):
+    # buckets are read from prefix tables or member by member: the same sums
+    budget = 0 if tables == "none" else 1 << 23
     monkeypatch.setattr(insertion_module, "_BUCKET_TABLE_BUDGET", budget)
+    if tables == "every bucket":
+        monkeypatch.setattr(insertion_module, "_SMALL_BUCKET", 0)
     inserter, rankings = fitted_inserter(rng, weights=weights)
     ranks = new_rows(rng, rankings, 400)
     ranks[:50] = rankings.T[:50]  # fitted items again
@@ -219,10 +223,36 @@ def test_galloping_and_bisection_agree_on_unimodal_costs(rng, monkeypatch, path)
     ranks = rankings.T[rng.integers(0, n_items, size=300)] + rng.integers(
         -2, 3, size=(300, 1)
     )
+    # and items past either end, whatever block the search starts from
+    ends = np.vstack([rankings.min(axis=1) - 1, rankings.max(axis=1) + 1])
+    ranks = np.vstack([ranks, ends, ends[::-1]])
     exact = inserter.positions(ranks, method="exact")
+    assert exact[-4] == -0.5 and exact[-3] == inserter.n_buckets - 0.5
     for search in ("gallop", "bisect"):
         got = inserter.positions(ranks, search=search)
         assert np.array_equal(got, exact)
+
+
+@pytest.mark.parametrize("path", ["numpy", "compiled"])
+def test_a_search_started_far_from_an_end_reaches_it(rng, monkeypatch, path):
+    # a galloping step that would leave the consensus probes its end: an item
+    # below every fitted item, started from the top block, lands at the bottom
+    minimum = 1 << 62 if path == "numpy" else 0
+    monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", minimum)
+    n_items = 3000
+    consensus = np.arange(n_items) // 2
+    rankings = np.vstack([consensus // k for k in (1, 2, 3)])
+    inserter = ConsensusInserter(consensus, rankings)
+    bottom = rankings.max(axis=1)[None, :] + 1
+    top = rankings.min(axis=1)[None, :] - 1
+
+    def swapped_keys(lower, scale):
+        # the search of the bottom item starts at the top block, and vice versa
+        return np.where(lower[:, 0] == 0, 1e9, -1e9)
+
+    monkeypatch.setattr(insertion_module, "_item_keys", swapped_keys)
+    positions = inserter.positions(np.vstack([bottom, top]))
+    assert np.array_equal(positions, [inserter.n_buckets - 0.5, -0.5])
 
 
 def test_positions_rejects_an_unknown_search(rng):

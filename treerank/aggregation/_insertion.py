@@ -28,7 +28,8 @@ preference of a whole block, much less noisy than that of a single bucket)
 finds the block boundary where the cost stops decreasing: it starts at the
 block whose fitted items have the new item's mean dense rank over the
 rankings (a good guess: the consensus is close to the mean order), gallops
-away from it by steps of 1, 2, 4, ... and bisects the last step; every
+away from it by steps of 1, 2, 4, ... (the last one stopping at the end of
+the consensus) and bisects the last step; every
 position in the two neighbouring blocks (plus ``window`` buckets on each side)
 is then evaluated exactly, bucket by bucket. The cost is
 O(B (log G + Q / G + window)) per item, and the result is the exact optimum
@@ -120,7 +121,11 @@ _BUILD_LOCK = threading.Lock()
 _CHUNK = 4096
 # entries of the per-bucket prefix tables of the compiled path (float64)
 _BUCKET_TABLE_BUDGET = 1 << 24  # float32 entries (half as many float64)
-_SMALL_BUCKET = 128  # buckets of more items get prefix tables (compiled path)
+# buckets of more than this many items get prefix tables (compiled path): a
+# query of a table costs two look-ups per ranking, a member of a bucket one
+# comparison of two rows (measured on a 200,000-cell forest of 100 trees:
+# 4.85 us per new item with 128, 3.23 with 16, for 11 MB of tables)
+_SMALL_BUCKET = 16
 # entries of the full (gap x rank) prefix tables, when they fit (float32 for
 # integral masses of total < 2^24, exact; float64 otherwise, half as many)
 _FULL_TABLE_BUDGET = 1 << 25
@@ -222,9 +227,12 @@ def _block_search_kernel(
     The first block whose cost does not decrease across it (its slope, the
     majority preference of the whole block, is >= 0), found by a galloping
     search from the block ``guess[row]``: steps of 1, 2, 4, ... away from the
-    guess until the sign changes, then a binary search between the last two
-    probes. With a sign that changes once along the consensus (a cost
-    unimodal at the scale of the blocks) the result is the same as a binary
+    guess until the sign changes, a step that would leave the consensus
+    probing its first or last block instead (an item placed at an end, common
+    for new items of a large forest, costs two probes, not twice the log of
+    its distance), then a binary search between the last two probes. With a
+    sign that changes once along the consensus (a cost unimodal at the scale of the
+    blocks) the result is the same as a binary
     search over all blocks, in O(log d) probes for a guess d blocks away. A
     negative guess asks for the bisection of all blocks, whose result is
     monotone: an item that every ranking puts at least as high as another
@@ -257,9 +265,7 @@ def _block_search_kernel(
             low = 0
             step = 1
             while high > 0:
-                probe = start - step
-                if probe < 0:
-                    break
+                probe = max(start - step, 0)  # the last step stops at the end
                 if _boundary_rising(lower, upper, row, probe, tables):
                     high = probe
                     step *= 2
@@ -271,9 +277,7 @@ def _block_search_kernel(
             high = n_blocks
             step = 1
             while low < n_blocks:
-                probe = start + step
-                if probe >= n_blocks:
-                    break
+                probe = min(start + step, n_blocks - 1)
                 if _boundary_rising(lower, upper, row, probe, tables):
                     high = probe
                     break
@@ -897,9 +901,10 @@ class ConsensusInserter:
         search : {"gallop", "bisect"}, default="gallop"
             How the fast method finds the block boundary. ``"gallop"`` starts
             at the block where the fitted items have the new item's mean
-            dense rank over the rankings and moves by steps of 1, 2, 4, ...:
-            O(log d) probes for a start d blocks away. ``"bisect"`` bisects
-            all the blocks (O(log G) probes); it is monotone: an item that no
+            dense rank over the rankings and moves by steps of 1, 2, 4, ...
+            (a step past an end probes the end): O(log d) probes for a start
+            d blocks away. ``"bisect"`` bisects all the blocks (O(log G) probes); it is
+            monotone: an item that no
             ranking puts lower than another is placed no lower (used by
             forests with monotonic constraints). Both give the same position
             when the cost is unimodal at the scale of the blocks.
@@ -1075,9 +1080,7 @@ class ConsensusInserter:
         step = np.ones_like(start)
         left = everyone[up & (start > 0)]
         while left.shape[0]:
-            probe = start[left] - step[left]
-            inside = probe >= 0
-            left, probe = left[inside], probe[inside]
+            probe = np.maximum(start[left] - step[left], 0)
             found = rising(left, probe)
             high[left[found]] = probe[found]
             step[left[found]] *= 2
@@ -1085,14 +1088,12 @@ class ConsensusInserter:
             left = left[found & (probe > 0)]
         right = everyone[~up & (start >= 0) & (start + 1 < n_blocks)]
         while right.shape[0]:
-            probe = start[right] + step[right]
-            inside = probe < n_blocks
-            right, probe = right[inside], probe[inside]
+            probe = np.minimum(start[right] + step[right], n_blocks - 1)
             found = rising(right, probe)
             high[right[found]] = probe[found]
             low[right[~found]] = probe[~found] + 1
             step[right[~found]] *= 2
-            right = right[~found]
+            right = right[~found & (probe < n_blocks - 1)]
         # binary search of the first rising block between the last two probes
         searching = everyone[low < high]
         while searching.shape[0]:
