@@ -231,9 +231,9 @@ def _block_search_kernel(
     probing its first or last block instead (an item placed at an end, common
     for new items of a large forest, costs two probes, not twice the log of
     its distance), then a binary search between the last two probes. With a
-    sign that changes once along the consensus (a cost unimodal at the scale of the
-    blocks) the result is the same as a binary
-    search over all blocks, in O(log d) probes for a guess d blocks away. A
+    sign that changes once along the consensus (a cost unimodal at the scale
+    of the blocks) the result is the same as a binary search over all blocks,
+    in O(log d) probes for a guess d blocks away. A
     negative guess asks for the bisection of all blocks, whose result is
     monotone: an item that every ranking puts at least as high as another
     (so whose block slopes are all at least as large) stops at a boundary at
@@ -903,11 +903,11 @@ class ConsensusInserter:
             at the block where the fitted items have the new item's mean
             dense rank over the rankings and moves by steps of 1, 2, 4, ...
             (a step past an end probes the end): O(log d) probes for a start
-            d blocks away. ``"bisect"`` bisects all the blocks (O(log G) probes); it is
-            monotone: an item that no
-            ranking puts lower than another is placed no lower (used by
-            forests with monotonic constraints). Both give the same position
-            when the cost is unimodal at the scale of the blocks.
+            d blocks away. ``"bisect"`` bisects all the blocks (O(log G)
+            probes); it is monotone: an item that no ranking puts lower than
+            another is placed no lower (used by forests with monotonic
+            constraints). Both give the same position when the cost is
+            unimodal at the scale of the blocks.
 
         Returns
         -------
