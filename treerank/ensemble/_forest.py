@@ -444,6 +444,17 @@ default=None
         random_state=None,
         verbose=0,
     ):
+        super().__init__(  # the parameters of the aggregation
+            leaf_scores=leaf_scores,
+            aggregation=aggregation,
+            tie_breaking=tie_breaking,
+            aggregation_method=aggregation_method,
+            aggregation_max_iter=aggregation_max_iter,
+            aggregation_tol=aggregation_tol,
+            n_jobs=n_jobs,
+            random_state=random_state,
+            verbose=verbose,
+        )
         self.n_estimators = n_estimators
         self.max_samples = max_samples
         self.bootstrap = bootstrap
@@ -453,18 +464,9 @@ default=None
         self.min_samples_split = min_samples_split
         self.leafrank = leafrank
         self.ccp_alpha = ccp_alpha
-        self.leaf_scores = leaf_scores
-        self.aggregation = aggregation
-        self.tie_breaking = tie_breaking
-        self.aggregation_method = aggregation_method
-        self.aggregation_max_iter = aggregation_max_iter
-        self.aggregation_tol = aggregation_tol
-        self.n_jobs = n_jobs
         self.monotonic_cst = monotonic_cst
         self.categorical_features = categorical_features
         self.multipartite = multipartite
-        self.random_state = random_state
-        self.verbose = verbose
 
     # ------------------------------------------------------------------
     # fitting
