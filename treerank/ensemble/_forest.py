@@ -361,6 +361,8 @@ default=None
     See Also
     --------
     TreeRank : A single ranking tree.
+    treerank.aggregation.TreeAggregate : The base class: the aggregation of
+        the fitted trees and the scoring of new rows.
     treerank.aggregation.kemeny_median : The median solver.
 
     Notes
