@@ -1,14 +1,19 @@
 """Multipartite (ordinal) ranking: TreeRank and RankingForest on K > 2 grades."""
 
+import importlib.util
+import json
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
 from model_file_editing import rewrite_description
 from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import cross_val_score
 
 from treerank import RankingForest, TreeRank
+from treerank.aggregation import TreeAggregate
 from treerank.base import GradedCalibration
 from treerank.bridge import evaluate
 from treerank.datasets import (
@@ -178,6 +183,86 @@ def test_treerank_is_the_median_of_one_tree_per_threshold(graded):
             call()
     with pytest.raises(AttributeError, match="estimators_\\[k\\]"):
         tree.n_leaves_  # noqa: B018
+
+
+def test_graded_treerank_median_is_a_tree_aggregate(graded):
+    # the tree builds the fitted form of a forest from its threshold trees,
+    # without the ensemble package; it scores exactly as the tree
+    X, y, X_test, y_test = graded
+    tree = TreeRank(max_depth=4, random_state=0).fit(X, y)
+    median = tree.consensus_
+    assert type(median) is TreeAggregate
+    assert median.estimators_ == tree.estimators_
+    assert median.leaf_scores_ == "rank" and median.n_cells_ > 1
+    for what in ("decision_function", "predict_proba", "predict", "apply"):
+        np.testing.assert_array_equal(
+            getattr(median, what)(X_test), getattr(tree, what)(X_test)
+        )
+    assert median.score(X_test, y_test) == tree.score(X_test, y_test)
+    unfitted = TreeAggregate()
+    with pytest.raises(NotFittedError, match="TreeAggregate instance is not fitted"):
+        unfitted.decision_function(X_test)
+    with pytest.raises(NotFittedError):
+        unfitted.feature_importances_  # noqa: B018
+
+
+def _model_description(path):
+    with zipfile.ZipFile(path) as archive:
+        return json.loads(archive.read("model.json"))
+
+
+def test_graded_treerank_file_holds_the_forest_of_its_trees(tmp_path, graded):
+    # the file format did not change with the consensus's class: the
+    # consensus is written as the RankingForest of the threshold trees and
+    # read back as one (a TreeAggregate), which writes the same description
+    X, y, X_test, _ = graded
+    tree = TreeRank(max_depth=4, random_state=0).fit(X, y)
+    save_model(tree, tmp_path / "fitted.trk")
+    loaded = load_model(tmp_path / "fitted.trk")
+    consensus = loaded.consensus_
+    assert type(consensus) is RankingForest and isinstance(consensus, TreeAggregate)
+    params = consensus.get_params(deep=False)
+    expected = {
+        "n_estimators": 2,
+        "bootstrap": False,
+        "max_depth": 4,
+        "multipartite": "thresholds",
+        "leaf_scores": "rank",
+        "aggregation": "median",
+        "random_state": tree.consensus_.random_state,
+    }
+    assert {key: params[key] for key in expected} == expected
+    for what in ("decision_function", "predict_proba", "predict", "apply"):
+        np.testing.assert_array_equal(
+            getattr(loaded, what)(X_test), getattr(tree, what)(X_test)
+        )
+    save_model(loaded, tmp_path / "loaded.trk")
+    assert _model_description(tmp_path / "loaded.trk") == _model_description(
+        tmp_path / "fitted.trk"
+    )
+
+
+_FIXTURES = Path(__file__).resolve().parent / "data" / "model_files"
+
+
+@pytest.mark.parametrize(
+    "name", ["treerank_graded", "forest_graded_stacked", "forest_graded_thresholds"]
+)
+def test_refitting_a_graded_fixture_predicts_as_it_did(name):
+    # the fixtures' predictions were computed by the fitted models of an
+    # earlier version (generate.py): the same fit today gives the same bits
+    spec = importlib.util.spec_from_file_location("generate", _FIXTURES / "generate.py")
+    generate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generate)
+    model, X, y, X_new = next(
+        (model, X, y, X_new)
+        for fixture, model, X, y, X_new, _ in generate.models()
+        if fixture == name
+    )
+    predictions = generate.predictions(model.fit(X, y), X_new)
+    with np.load(_FIXTURES / f"{name}.npz", allow_pickle=False) as stored:
+        for what, values in predictions.items():
+            np.testing.assert_array_equal(values, stored[what], err_msg=what)
 
 
 def test_n_jobs_and_sample_weight(graded):

@@ -14,11 +14,11 @@ import scipy.sparse as sp
 from sklearn.datasets import make_classification
 
 from treerank import RankingForest
-from treerank.aggregation import _kernels
+from treerank.aggregation import _kernels, _tree_aggregate
+from treerank.aggregation._leaf_scores import mean_borda_scores
+from treerank.aggregation._leaf_tables import LeafTable
 from treerank.engine import _routing
-from treerank.ensemble import _forest, mean_leaf_values
-from treerank.ensemble._leaf_scores import mean_borda_scores
-from treerank.ensemble._leaf_tables import LeafTable
+from treerank.ensemble import mean_leaf_values
 
 
 # ----------------------------------------------------------------------------
@@ -232,7 +232,7 @@ def test_scores_do_not_depend_on_the_batch(large_forest, monkeypatch):
     forest, X_test = large_forest
     scores = forest.decision_function(X_test)
     # unseen rows placed in pieces of 100: the same scores
-    monkeypatch.setattr(_forest, "_INSERT_BLOCK", 100)
+    monkeypatch.setattr(_tree_aggregate, "_INSERT_BLOCK", 100)
     assert np.array_equal(forest.decision_function(X_test), scores)
     for rows in ([0], [5, 1], list(range(40, 90))):
         assert np.array_equal(forest.decision_function(X_test[rows]), scores[rows])

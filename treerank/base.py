@@ -14,7 +14,6 @@ imports an estimator: the estimators build on this module.
 import numpy as np
 from sklearn.isotonic import isotonic_regression
 from sklearn.utils import get_tags
-from sklearn.utils.validation import check_is_fitted
 
 from treerank.metrics._roc import roc_auc_score
 from treerank.metrics._vus import volume_under_surface
@@ -510,6 +509,17 @@ def _accepts_sparse(estimator):
         return False
 
 
+def check_sparse_splitter(leafrank):
+    """Refuse a sparse X when the splitter ``leafrank`` cannot read it."""
+    if not _accepts_sparse(leafrank):
+        raise ValueError(
+            f"X is sparse, but the splitter {type(leafrank).__name__} needs dense "
+            "data (its input_tags.sparse tag is False). Use the default LeafRank "
+            "(which bins a sparse X column by column), a ClassifierLeafRank whose "
+            "classifier accepts sparse input, or pass X.toarray()."
+        )
+
+
 class RankingMixin:
     """Mixin for bipartite rankers: ``score`` is the ROC AUC.
 
@@ -548,11 +558,10 @@ class RankingMixin:
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        check_is_fitted(self)
+        scores = self.decision_function(X)  # refuses an unfitted ranker
         if self.classes_.shape[0] > 2:  # the median grade (GradedCalibration)
-            codes = self._calibration.predict_codes(self.decision_function(X))
-            return self.classes_[codes]
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+            return self.classes_[self._calibration.predict_codes(scores)]
+        return self.classes_[(scores > 0).astype(int)]
 
     def score(self, X, y, sample_weight=None):
         """ROC AUC of ``decision_function(X)`` against ``y``.

@@ -15,9 +15,16 @@ computes
   (:func:`common_subpartition`), and a hash index that finds the cell of a new
   row of leaf ranks (:class:`CellIndex`);
 - the Kendall-optimal position of a new item in a fitted median, given its
-  bucket in each ranking (:class:`ConsensusInserter`).
+  bucket in each ranking (:class:`ConsensusInserter`);
+- fitted ranking trees aggregated into one score (:class:`TreeAggregate`):
+  routing rows to their leaves, the trees' leaf scores, their Kendall median
+  over the common subpartition (or mean, or Borda count), the calibration
+  and the scoring of new rows. :class:`treerank.RankingForest` extends it
+  with the growth of its trees; a :class:`treerank.TreeRank` fitted on
+  ``K > 2`` grades holds one as the median of its threshold trees.
 
-These are the aggregation layer of :class:`treerank.RankingForest`.
+These are the aggregation layer of :class:`treerank.RankingForest`; they
+import neither :mod:`treerank.tree` nor :mod:`treerank.ensemble`.
 """
 
 # Authors: The treerank developers
@@ -33,12 +40,14 @@ from treerank.aggregation._distance import kendall_tau_distance
 from treerank.aggregation._insertion import ConsensusInserter
 from treerank.aggregation._kemeny import MedianResult, kemeny_median, kemeny_objective
 from treerank.aggregation._subpartition import CommonSubpartition, common_subpartition
+from treerank.aggregation._tree_aggregate import TreeAggregate
 
 __all__ = [
     "CellIndex",
     "CommonSubpartition",
     "ConsensusInserter",
     "MedianResult",
+    "TreeAggregate",
     "check_bucket_order",
     "check_rankings",
     "common_subpartition",

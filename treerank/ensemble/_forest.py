@@ -1,49 +1,28 @@
 """RankingForest: bagged, feature-randomized ranking trees aggregated by a median.
 
-The module holds the estimator and the module-level worker that grows one tree
-(it must be picklable for process-based and distributed joblib backends). The
-aggregation itself is delegated to :mod:`treerank.aggregation` (Kendall median
-over the common subpartition) or to :mod:`treerank.ensemble._leaf_scores`
-(mean of leaf scores, mass-weighted Borda).
+The module holds the estimator's growth of its trees and the module-level
+worker that grows one tree (it must be picklable for process-based and
+distributed joblib backends). The aggregate of the fitted trees (the Kendall
+median over the common subpartition, the mean of leaf scores or the
+mass-weighted Borda count, the calibration and the scoring of new rows) is
+the base class :class:`~treerank.aggregation.TreeAggregate`.
 """
 
 # Authors: The treerank developers
 # SPDX-License-Identifier: BSD-3-Clause
 
 import copy
-import time
 from numbers import Integral, Real
 
 import numpy as np
-from joblib import effective_n_jobs
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.base import clone
 from sklearn.utils import check_random_state
 from sklearn.utils.parallel import Parallel, delayed
-from sklearn.utils.validation import check_is_fitted
 
 from treerank.aggregation._kemeny import METHODS as KEMENY_METHODS
-from treerank.base import (
-    MonotoneCalibration,
-    RankingMixin,
-    calibrated_probability,
-    midrank_quantiles,
-    quantile_calibration,
-)
-from treerank.engine import (
-    Router,
-    bin_representatives,
-    find_cell_corners,
-    merge_identical_rows,
-    route_binned,
-    threshold_grids,
-)
-from treerank.ensemble._leaf_scores import (
-    leaf_midranks,
-    leaf_positions,
-    rank_leaf_values,
-    rate_leaf_values,
-)
-from treerank.ensemble._leaf_tables import LeafTable
+from treerank.aggregation._tree_aggregate import TreeAggregate
+from treerank.base import check_sparse_splitter
+from treerank.engine import merge_identical_rows, route_binned
 from treerank.ensemble._multipartite import fit_graded_forest
 from treerank.metrics._roc import roc_auc_score
 from treerank.tree._classes import (
@@ -51,7 +30,6 @@ from treerank.tree._classes import (
     BinnedData,
     TreeRank,
     check_monotonic_cst,
-    check_sparse_splitter,
     engine_growth_params,
     fitted_treerank,
     grow_engine_structure,
@@ -74,21 +52,13 @@ from treerank.utils._sklearn_compat import (
     StrOptions,
     _fit_context,
 )
-from treerank.utils._sparse import canonical_sparse, is_sparse
+from treerank.utils._sparse import is_sparse
 from treerank.utils.validation import check_training_target
 
 __all__ = ["RankingForest"]
 
 _MAX_SEED = np.iinfo(np.int32).max
 _MAX_DRAWS = 20
-_INSERT_BLOCK = 1 << 16  # unseen rows placed together (bounds their memory)
-RATE_SMOOTHING = 30.0
-"""Pseudo-rows m of the smoothed leaf rates (``leaf_scores="rate"``), in units of
-the mean weight of a training row."""
-RATE_RESOLUTION = 0.05
-"""Width of the steps in which a tree orders its leaves by rate for the median:
-leaves whose rates fall in one step are tied (the standard error of a rate
-near 1/2 estimated from 100 rows)."""
 
 
 def _draw_sample(rng, n_samples, n_draw, bootstrap, y01, sample_weight):
@@ -183,11 +153,6 @@ def _merged_rows(data, y01, sample_weight):
     return groups, merged_data, np.asarray(y01)[groups.representative]
 
 
-def _tree_leaf_ranks(tree, X):
-    """Rank of each row's leaf in one fitted tree (X already validated)."""
-    return tree.tree_.apply_rank(X).astype(np.int32)
-
-
 def _run(tasks, *, n_jobs, prefer, label, verbose):
     """Run joblib tasks, with a progress bar when verbose."""
     tasks = list(tasks)
@@ -208,7 +173,7 @@ def _run(tasks, *, n_jobs, prefer, label, verbose):
     return results
 
 
-class RankingForest(DefaultLeafRankMixin, RankingMixin, ClassifierMixin, BaseEstimator):
+class RankingForest(DefaultLeafRankMixin, TreeAggregate):
     """Ranking Forest: bagged randomized TreeRanks aggregated by a Kendall median.
 
     Each tree is a :class:`TreeRank` grown on a bootstrap sample with feature
@@ -396,6 +361,8 @@ default=None
     See Also
     --------
     TreeRank : A single ranking tree.
+    treerank.aggregation.TreeAggregate : The base class: the aggregation of
+        the fitted trees and the scoring of new rows.
     treerank.aggregation.kemeny_median : The median solver.
 
     Notes
@@ -479,6 +446,17 @@ default=None
         random_state=None,
         verbose=0,
     ):
+        super().__init__(  # the parameters of the aggregation
+            leaf_scores=leaf_scores,
+            aggregation=aggregation,
+            tie_breaking=tie_breaking,
+            aggregation_method=aggregation_method,
+            aggregation_max_iter=aggregation_max_iter,
+            aggregation_tol=aggregation_tol,
+            n_jobs=n_jobs,
+            random_state=random_state,
+            verbose=verbose,
+        )
         self.n_estimators = n_estimators
         self.max_samples = max_samples
         self.bootstrap = bootstrap
@@ -488,18 +466,9 @@ default=None
         self.min_samples_split = min_samples_split
         self.leafrank = leafrank
         self.ccp_alpha = ccp_alpha
-        self.leaf_scores = leaf_scores
-        self.aggregation = aggregation
-        self.tie_breaking = tie_breaking
-        self.aggregation_method = aggregation_method
-        self.aggregation_max_iter = aggregation_max_iter
-        self.aggregation_tol = aggregation_tol
-        self.n_jobs = n_jobs
         self.monotonic_cst = monotonic_cst
         self.categorical_features = categorical_features
         self.multipartite = multipartite
-        self.random_state = random_state
-        self.verbose = verbose
 
     # ------------------------------------------------------------------
     # fitting
@@ -702,435 +671,3 @@ default=None
         self._monotonic = monotonic is not None
         leaf_ranks = np.column_stack([result[2] for result in results])
         return leaf_ranks, aggregation_seed
-
-    def _timed_aggregation(self, leaf_ranks, sample_weight, seed, X):
-        start = time.perf_counter()
-        self._aggregate(leaf_ranks, sample_weight, seed)
-        self.aggregation_time_ = time.perf_counter() - start
-        self._cell_corners = None
-        binned = self.__dict__.pop("_binned_data", None)
-        if self.aggregation == "median":
-            if (
-                binned is not None
-                and self._router is not None
-                and binned.n_features <= self.n_estimators
-            ):
-                # the points of the cells are found when a model file needs
-                # them, from the bin codes of a training row of each cell (the
-                # trees may have been grown on other rows, e.g. stacked grades)
-                rows = X[self._cell_rows]
-                self._corner_source = (
-                    binned.mapper.transform(rows),
-                    binned.mapper.n_bins_,
-                    binned.mapper.threshold_table_,
-                )
-            del self._cell_rows
-        if self.verbose:
-            print(f"aggregation ({self.aggregation}): {self.aggregation_time_:.2f} s")
-
-    def _fit_calibration(self, raw, y01, sample_weight):
-        """Probabilities of the training scores' levels, from out-of-bag data.
-
-        The positive rate is fitted as a function of the quantile of the
-        out-of-bag score (:func:`~treerank.base.quantile_calibration`), then
-        read at the quantile of each distinct final score among the training
-        scores: a monotone map of the final score whose values are not the
-        optimism of the training fit. Without out-of-bag rows (no bootstrap,
-        no subsampling), the training scores are calibrated in sample.
-        """
-        oob = self.oob_decision_function_
-        scored = np.isfinite(oob) & (sample_weight > 0)
-        if not (np.any(y01[scored] == 1) and np.any(y01[scored] == 0)):
-            return MonotoneCalibration(raw, y01, sample_weight)
-        quantiles = midrank_quantiles(oob[scored], oob[scored], sample_weight[scored])
-        knots, proba = quantile_calibration(
-            quantiles, y01[scored], sample_weight[scored]
-        )
-        keep = sample_weight > 0
-        levels = np.unique(raw[keep])
-        at_levels = midrank_quantiles(levels, raw[keep], sample_weight[keep])
-        return MonotoneCalibration.from_levels(
-            levels, calibrated_probability(at_levels, knots, proba)
-        )
-
-    def _select_leaf_scores(self, leaf_ranks, weight, oob_criterion, row_weight=1.0):
-        """Choose how the trees score their leaves; set the out-of-bag scores.
-
-        ``weight`` is the weight of the training rows, ``oob_criterion(scores,
-        scored)`` the out-of-bag measure of scores on the rows ``scored`` (AUC,
-        or VUS for grades). Each candidate is scored out of bag by the mean of
-        its leaf values over the trees that did not see the row. A training
-        row weighs ``row_weight`` times its weight in the trees (the number of
-        grades minus one for stacked grades): the unit of the rates' smoothing.
-        """
-        positive = weight[weight > 0]
-        self._rate_smoothing = RATE_SMOOTHING * row_weight * float(positive.mean())
-        if self.leaf_scores == "rate" and self._monotonic:
-            raise ValueError(
-                "leaf_scores='rate' cannot keep the forest monotone: leaves "
-                "ordered by their rates need not follow monotonic_cst. Use "
-                "leaf_scores='rank' (or 'auto', which uses it with constraints)."
-            )
-        if self.leaf_scores == "auto":
-            candidates = ["rank"] if self._monotonic else ["rank", "rate"]
-        else:
-            candidates = [self.leaf_scores]
-        out_of_bag = self.estimators_samples_.T == 0  # (n_samples, n_trees)
-        n_oob = out_of_bag.sum(axis=1)
-        scored = (n_oob > 0) & (weight > 0)
-        results = {}
-        for kind in candidates:
-            values = self._leaf_value_arrays(kind)
-            total = np.zeros(leaf_ranks.shape[0])
-            for b, tree_values in enumerate(values):
-                total += np.where(out_of_bag[:, b], tree_values[leaf_ranks[:, b]], 0.0)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                oob = np.where(n_oob > 0, total / n_oob, np.nan)
-            criterion = oob_criterion(oob, scored) if scored.any() else np.nan
-            results[kind] = (criterion, oob, values)
-        chosen = candidates[0]
-        for kind in candidates[1:]:  # strictly better only: ties keep "rank"
-            if results[kind][0] > results[chosen][0]:
-                chosen = kind
-        self.oob_leaf_scores_ = {kind: float(results[kind][0]) for kind in candidates}
-        self.oob_score_, self.oob_decision_function_, values = results[chosen]
-        self.oob_score_ = float(self.oob_score_)
-        self._set_leaf_values(chosen, values)
-
-    def _leaf_value_arrays(self, kind):
-        """The leaf values of every tree for a way of scoring leaves."""
-        if kind == "rank":
-            return [rank_leaf_values(k) for k in self._n_leaves]
-        return [
-            rate_leaf_values(tree.tree_, self._rate_smoothing)
-            for tree in self.estimators_
-        ]
-
-    def _set_leaf_values(self, kind, values):
-        """Install the leaf values and each tree's order of its leaves."""
-        self.leaf_scores_ = kind
-        self.leaf_values_ = values
-        if kind == "rank":  # a tree's leaf rank is its position
-            self._leaf_position_table = None
-        else:
-            # rates closer than their resolution are tied in the tree's order
-            positions = [leaf_positions(np.floor(v / RATE_RESOLUTION)) for v in values]
-            self._leaf_position_table = (
-                np.concatenate(positions),
-                np.concatenate([[0], np.cumsum(self._n_leaves[:-1])]).astype(np.int64),
-            )
-
-    def _tree_positions(self, b):
-        """Position of each leaf of tree b (by rank) in the tree's order."""
-        if self._leaf_position_table is None:
-            return np.arange(self._n_leaves[b])
-        table, offsets = self._leaf_position_table
-        return table[offsets[b] : offsets[b] + self._n_leaves[b]]
-
-    def _positions(self, leaf_ranks):
-        """Each tree's position of each row's leaf in its order of its leaves."""
-        if self._leaf_position_table is None:
-            return leaf_ranks
-        table, offsets = self._leaf_position_table
-        positions = LeafTable.from_flat(table.astype(np.int32, copy=False), offsets)
-        return positions.gather(leaf_ranks)
-
-    def _aggregate(self, leaf_ranks, sample_weight, seed):
-        self.consensus_objective_ = None
-        self.refined_objective_ = None
-        self.borda_objective_ = None
-        self.n_cells_ = None
-        if self.aggregation == "borda":
-            self._midranks = []
-            keep = sample_weight > 0
-            for b in range(leaf_ranks.shape[1]):
-                # the mid-ranks of the tree's positions, read at its leaves
-                positions = self._tree_positions(b)
-                masses = np.bincount(
-                    positions[leaf_ranks[keep, b]],
-                    weights=sample_weight[keep],
-                    minlength=int(positions.max()) + 1,
-                )
-                self._midranks.append(leaf_midranks(masses)[positions])
-        elif self.aggregation == "median":
-            self._fit_median(leaf_ranks, sample_weight, seed)
-
-    def _fit_median(self, leaf_ranks, sample_weight, seed):
-        from treerank.aggregation import (
-            CellIndex,
-            ConsensusInserter,
-            common_subpartition,
-            kemeny_median,
-            kemeny_objective,
-        )
-
-        keep = sample_weight > 0
-        cells = common_subpartition(leaf_ranks[keep], sample_weight=sample_weight[keep])
-        masses = cells.cell_weights
-        # a cell is a tuple of leaves; each tree ranks it at its leaf's position
-        rankings = self._cell_rankings(cells.cell_ranks, cells.rankings)
-        median = kemeny_median(
-            rankings,
-            item_weights=masses,
-            method=self.aggregation_method,
-            random_state=seed,
-            tol=self.aggregation_tol,
-            max_iter=self.aggregation_max_iter,
-        )
-        self.consensus_objective_ = float(median.objective)
-        borda = median.start_objectives.get("borda")
-        if borda is None:  # a method that does not start from Borda
-            order = kemeny_median(rankings, item_weights=masses, method="borda")
-            borda = kemeny_objective(order.consensus, rankings, item_weights=masses)
-        self.borda_objective_ = float(borda)
-        self.n_cells_ = int(rankings.shape[1])
-        self.cells_ = np.ascontiguousarray(cells.cell_ranks, dtype=np.int32)
-        self.consensus_ = np.asarray(median.consensus, dtype=np.int64)
-        self.cell_weights_ = np.asarray(masses, dtype=np.float64)
-        self._cell_index = CellIndex(self.cells_)
-        self._inserter = ConsensusInserter(
-            self.consensus_, rankings, item_weights=masses
-        )
-        first = np.unique(cells.cell_index, return_index=True)[1]
-        self._cell_rows = np.flatnonzero(keep)[first]  # a training row per cell
-        self.refined_objective_ = None
-        if self.tie_breaking == "mean":
-            key = self._median_scores(self.cells_)  # the final order of the cells
-            refined = np.unique(-key, return_inverse=True)[1].ravel()
-            self.refined_objective_ = float(
-                kemeny_objective(refined, rankings, item_weights=masses)
-            )
-
-    def _cell_rankings(self, cell_ranks, rankings=None):
-        """Each tree's bucket order of the cells (shape (n_trees, n_cells)).
-
-        ``cell_ranks`` holds each cell's leaf rank in each tree; ``rankings``,
-        if given, is its transpose, reused when the trees rank leaves by rank.
-        """
-        if self._leaf_position_table is None and rankings is not None:
-            return rankings
-        return np.ascontiguousarray(self._positions(cell_ranks).T, dtype=np.int64)
-
-    @property
-    def _cell_corners(self):
-        """A point of each cell as corner codes, or None (found on first use).
-
-        At fit the forest keeps the bin codes of one training row per cell;
-        the corners (:meth:`_find_cell_corners`) are computed from them only
-        when they are asked for (by :func:`~treerank.model_io.save_model`),
-        and the codes are then dropped.
-        """
-        source = self.__dict__.pop("_corner_source", None)
-        if source is not None:
-            codes, n_bins, thresholds = source
-            values = bin_representatives(codes, n_bins, thresholds)
-            self.__dict__["_corners"] = self._find_cell_corners(
-                values, np.arange(values.shape[0])
-            )
-        return self.__dict__.get("_corners")
-
-    @_cell_corners.setter
-    def _cell_corners(self, corners):
-        self.__dict__.pop("_corner_source", None)
-        self.__dict__["_corners"] = corners
-
-    def _find_cell_corners(self, X, rows):
-        """A point of each cell, as corner codes (:mod:`treerank.engine._cell_corners`).
-
-        ``rows[c]`` is a training row of cell c. Model files store these few
-        bytes per feature instead of one leaf per tree. None unless the trees
-        are engine trees with numeric decisions only and the features are fewer
-        than the trees. Row chunks run in threads (the kernel releases the GIL).
-        """
-        router = self._router
-        if router is None or X.shape[1] > self.n_estimators:
-            return None
-        grids = threshold_grids(router, X.shape[1])
-        if grids is None:
-            return None
-        n_chunks = min(effective_n_jobs(self.n_jobs), max(1, rows.shape[0] // 10_000))
-        chunks = np.array_split(rows, n_chunks)
-        parts = Parallel(n_jobs=n_chunks, prefer="threads")(
-            delayed(find_cell_corners)(router, X[chunk], grids) for chunk in chunks
-        )
-        codes = np.concatenate(parts)
-        return codes.astype(np.uint16) if codes.max(initial=0) < 2**16 else codes
-
-    # ------------------------------------------------------------------
-    # scoring
-    # ------------------------------------------------------------------
-    def _build_router(self):
-        """Concatenate the trees' decision graphs (engine trees only)."""
-        self._router = None
-        if all(tree.tree_.rules is not None for tree in self.estimators_):
-            self._router = Router(
-                [tree.tree_.graph() for tree in self.estimators_],
-                [tree.tree_.rules.category_sets for tree in self.estimators_],
-            )
-
-    def _leaf_ranks(self, X):
-        """Leaf rank of each row in each tree, shape (n_samples, n_estimators).
-
-        Engine trees are routed together in compiled code, in row chunks run
-        in threads (the kernel releases the GIL); each row's leaves depend on
-        that row alone.
-        """
-        router = self._router
-        if is_sparse(X):
-            X = canonical_sparse(X, "csr")  # cheap row slices
-        if router is None:
-            columns = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-                delayed(_tree_leaf_ranks)(tree, X) for tree in self.estimators_
-            )
-            return np.column_stack(columns)
-        out = np.empty((X.shape[0], router.n_trees), dtype=np.int32)
-        n_chunks = min(effective_n_jobs(self.n_jobs), max(1, X.shape[0] // 10_000))
-        if n_chunks <= 1:
-            return router.leaf_ranks(X, out=out)
-        chunks = np.array_split(np.arange(X.shape[0]), n_chunks)
-        parts = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-            delayed(router.leaf_ranks)(X[chunk]) for chunk in chunks
-        )
-        for chunk, part in zip(chunks, parts):
-            out[chunk] = part
-        return out
-
-    def _raw_scores(self, leaf_ranks):
-        # compiled means, the same operations as mean_leaf_values and
-        # mean_borda_scores (the trees added in order)
-        if self.aggregation == "mean":
-            return LeafTable(self.leaf_values_).mean(leaf_ranks)
-        if self.aggregation == "borda":
-            return LeafTable(self._midranks).mean(leaf_ranks)
-        return self._median_scores(leaf_ranks)
-
-    def _median_scores(self, leaf_ranks):
-        """Scores in the median's order, ties broken by the mean leaf score.
-
-        A row of a seen cell takes its cell's consensus bucket, a row of an
-        unseen cell its Kendall-optimal position (a bucket q, or a new bucket
-        between q - 1 and q, at q - 1/2); with monotonic constraints every row
-        is placed by the insertion, which is monotone in its leaves. The score
-        is ``-2 * position``, plus, with ``tie_breaking="mean"``, the mean
-        leaf value (in [0, 1]) mapped into [-0.45, 0.45]: the order between
-        buckets is the median's, and within a bucket the mean's.
-        """
-        rows = np.ascontiguousarray(leaf_ranks, dtype=np.int32)
-        if getattr(self, "_monotonic", False):
-            position = self._insert(rows)
-        else:
-            cell = self._cell_index.lookup(rows)
-            position = np.empty(rows.shape[0], dtype=np.float64)
-            seen = cell >= 0
-            position[seen] = self.consensus_[cell[seen]]
-            if not seen.all():
-                unseen = np.flatnonzero(~seen)
-                position[unseen] = self._insert(rows, unseen)
-        scores = -2.0 * position
-        if self.tie_breaking == "mean":  # leaf values lie in [0, 1]
-            scores += 0.9 * (LeafTable(self.leaf_values_).mean(rows) - 0.5)
-        return scores
-
-    def _insert(self, rows, index=None):
-        """Consensus positions of the unseen cells ``rows[index]`` (all rows if None).
-
-        Each row is placed independently of the others, so the rows go in
-        pieces of at most ``_INSERT_BLOCK`` (bounded memory: a piece's leaf
-        positions are gathered when it is placed), in threads for large
-        batches (the insertion kernels release the GIL).
-        """
-        # with monotonic constraints, the bisection keeps the placement monotone
-        search = "bisect" if getattr(self, "_monotonic", False) else "gallop"
-        if index is None:
-            index = np.arange(rows.shape[0])
-        n_rows = index.shape[0]
-        n_jobs = min(effective_n_jobs(self.n_jobs), max(1, n_rows // 2000))
-        n_pieces = max(n_jobs, -(-n_rows // _INSERT_BLOCK), 1)
-
-        def place(piece):
-            positions = self._positions(rows[piece])
-            return self._inserter.positions(
-                np.ascontiguousarray(positions, dtype=np.int32), search=search
-            )
-
-        pieces = np.array_split(index, n_pieces)
-        if n_jobs <= 1:
-            parts = [place(piece) for piece in pieces]
-        else:
-            parts = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-                delayed(place)(piece) for piece in pieces
-            )
-        return np.concatenate(parts)
-
-    def _validate_X_predict(self, X):
-        check_is_fitted(self)
-        X = feature_matrix(self, X, reset=False, accept_sparse=True)
-        if is_sparse(X):
-            leafrank = self.leafrank
-            check_sparse_splitter(
-                self._default_leafrank() if leafrank is None else leafrank
-            )
-        return X
-
-    def decision_function(self, X):
-        """Aggregated ranking score of each sample (higher = ranked first).
-
-        A monotone function of the aggregated ranking (for ``"median"``: minus
-        the position in the consensus bucket order), shifted so that the
-        score is positive exactly where :meth:`predict` returns the positive
-        class. The score of a sample depends on that sample alone.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            A sparse X is never densified whole (see :ref:`sparse_input`).
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples,)
-        """
-        X = self._validate_X_predict(X)
-        raw = self._raw_scores(self._leaf_ranks(X))
-        return raw - self._calibration.threshold_
-
-    def predict_proba(self, X):
-        """Calibrated ``P(Y = 1 | x)``: isotonic in the aggregated score.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            A sparse X is never densified whole (see :ref:`sparse_input`).
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, 2) or (n_samples, n_grades)
-            For ``K > 2`` grades, the probability of each grade (lowest
-            first), from ``P(Y >= g | score)`` calibrated per threshold.
-        """
-        X = self._validate_X_predict(X)
-        raw = self._raw_scores(self._leaf_ranks(X))
-        if self.classes_.shape[0] > 2:  # multipartite hook: (n_samples, K) grades
-            return self._calibration.predict_proba(raw)
-        eta = self._calibration.predict_proba(raw)
-        return np.column_stack([1.0 - eta, eta])
-
-    def apply(self, X):
-        """Rank of each sample's leaf in each tree (0 = the tree's best leaf).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            A sparse X is never densified whole (see :ref:`sparse_input`).
-
-        Returns
-        -------
-        leaf_ranks : ndarray of int of shape (n_samples, n_estimators)
-        """
-        X = self._validate_X_predict(X)
-        return self._leaf_ranks(X)
-
-    @property
-    def feature_importances_(self):
-        """Mean of the trees' normalized importances."""
-        check_is_fitted(self)
-        return np.mean([tree.feature_importances_ for tree in self.estimators_], axis=0)

@@ -3,10 +3,12 @@
 The grades are turned into bipartite problems by
 :mod:`treerank.utils._graded_target` (the stacked problem, or the labels
 "grade >= g_k" of every tree's threshold); the forest grows its trees on them
-as it grows bipartite trees, aggregates the trees' rankings of the training
-rows as usual, chooses its leaf scores by their out-of-bag volume under the
-ROC surface (VUS), and calibrates the aggregated score per threshold
-(:class:`~treerank.base.GradedCalibration`). Under the monotone likelihood
+as it grows bipartite trees; its base class
+:class:`~treerank.aggregation.TreeAggregate` then aggregates the trees'
+rankings of the training rows as usual, chooses its leaf scores by their
+out-of-bag volume under the ROC surface (VUS), and calibrates the aggregated
+score per threshold (:func:`~treerank.aggregation._tree_aggregate.aggregate_graded`,
+shared with a graded :class:`~treerank.TreeRank`). Under the monotone likelihood
 ratio condition, the Kendall median of scorers consistent for the bipartite
 problems is consistent for the VUS (Clémençon, Robbiano and Vayatis, 2013).
 
@@ -22,8 +24,7 @@ an argument and never import its class.
 import numpy as np
 from sklearn.utils import check_random_state
 
-from treerank.base import GradedCalibration
-from treerank.metrics._vus import volume_under_surface
+from treerank.aggregation._tree_aggregate import aggregate_graded
 from treerank.utils._categorical import feature_matrix
 from treerank.utils._graded_target import (
     check_graded_training_target,
@@ -32,47 +33,7 @@ from treerank.utils._graded_target import (
     tree_thresholds,
 )
 
-__all__ = ["aggregate_graded", "fit_graded_forest"]
-
-
-def aggregate_graded(forest, X, leaf_ranks, levels, codes, grades, weight, seed):
-    """Aggregate trees grown on graded data (already in ``forest``), calibrate.
-
-    The aggregation is the forest's own (median, mean or Borda), on the
-    trees' leaf ranks of the training rows. ``levels`` are the trees'
-    threshold codes (None for stacked trees).
-    """
-    forest.classes_ = grades
-    for tree in forest.estimators_:
-        tree.classes_ = np.array([0, 1])
-    if levels is not None:
-        forest.tree_thresholds_ = grades[levels]
-    _select_graded_leaf_scores(
-        forest, leaf_ranks, codes, grades, weight, stacked=levels is None
-    )
-    forest._timed_aggregation(leaf_ranks, weight, seed, X)
-    raw = forest._raw_scores(leaf_ranks)
-    forest._calibration = GradedCalibration(raw, codes, weight, grades.shape[0])
-    return forest
-
-
-def _select_graded_leaf_scores(forest, leaf_ranks, codes, grades, weight, stacked):
-    """The forest's leaf scores chosen, and its out-of-bag scores, by their VUS."""
-
-    def oob_vus(scores, scored):
-        if np.unique(codes[scored]).shape[0] != grades.shape[0]:
-            return np.nan
-        return volume_under_surface(
-            codes[scored], scores[scored], sample_weight=weight[scored]
-        )
-
-    # a stacked row of the trees weighs 1 / (K - 1) of its training row
-    forest._select_leaf_scores(
-        leaf_ranks,
-        weight,
-        oob_vus,
-        row_weight=grades.shape[0] - 1.0 if stacked else 1.0,
-    )
+__all__ = ["fit_graded_forest"]
 
 
 def fit_graded_forest(forest, X, y, sample_weight):

@@ -26,6 +26,7 @@ compare every explanation with the model's own ``decision_function``.
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from treerank.aggregation import TreeAggregate
 from treerank.engine import Router
 
 __all__ = [
@@ -60,6 +61,7 @@ def explained_model(estimator):
 
     A :class:`~treerank.TreeRank` fitted on ``K > 2`` grades scores with the
     Kendall median of its ``K - 1`` threshold trees (``consensus_``, a
+    :class:`~treerank.aggregation.TreeAggregate`, the fitted form of a
     :class:`~treerank.RankingForest`); every other model explains itself.
     """
     if _is_tree(estimator) and estimator.classes_.shape[0] > 2:
@@ -95,8 +97,8 @@ def check_explainable(estimator):
 
 
 def _trees(model):
-    """The bipartite trees of a model (one for a TreeRank)."""
-    return model.estimators_ if _is_forest(model) else [model]
+    """The bipartite trees of an explained model (one for a TreeRank)."""
+    return model.estimators_ if isinstance(model, TreeAggregate) else [model]
 
 
 def engine_trees(estimator):

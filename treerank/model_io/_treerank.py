@@ -10,9 +10,12 @@ penalty stores the nodes it collapsed, a tree pruned by cross-validation its
 (:mod:`~treerank.model_io._calibration`).
 
 A TreeRank of ``K > 2`` grades is the Kendall median of its ``K - 1``
-threshold trees, a RankingForest (``consensus_``): its description holds
-that forest's description under ``"consensus"`` and its arrays under the
-prefix ``consensus.``.
+threshold trees (``consensus_``, a :class:`~treerank.aggregation.TreeAggregate`):
+its description holds the description of the RankingForest of these trees
+under ``"consensus"`` (the forest's parameters describe the trees, the
+aggregate's state is the forest's) and its arrays under the prefix
+``consensus.``. A loaded graded TreeRank's ``consensus_`` is that
+RankingForest, a TreeAggregate.
 """
 
 # Authors: The treerank developers
@@ -22,6 +25,7 @@ import math
 
 import numpy as np
 
+from treerank.ensemble._forest import RankingForest
 from treerank.model_io._arrays import ArrayView, check_array, narrow
 from treerank.model_io._calibration import (
     pack_quantile_calibration,
@@ -189,12 +193,43 @@ def _encode_graded(model, description, arrays):
             "cannot be saved: its threshold trees are pruned each its own way; use "
             "pruning=None (ccp_alpha prunes them alike)"
         )
-    forest_description, forest_arrays = encode_forest(model.consensus_)
+    forest_description, forest_arrays = encode_forest(_consensus_forest(model))
     forest_description["metadata"] = None
     description["structures"] = None
     description["ccp_alpha_"] = None
     description["consensus"] = forest_description
     arrays.update({_PREFIX + name: value for name, value in forest_arrays.items()})
+
+
+def _consensus_forest(model):
+    """The RankingForest of a graded TreeRank's threshold trees, as files hold it.
+
+    The forest's parameters describe the trees (clones of ``model``, each
+    grown on all the rows: no bootstrap, one threshold per tree) and the
+    seed of the median (``random_state``); its fitted state is the
+    consensus's. A consensus loaded from a file is already this forest.
+    """
+    consensus = model.consensus_
+    if isinstance(consensus, RankingForest):
+        return consensus
+    leafrank = model._leafrank_template()
+    forest = RankingForest(
+        n_estimators=len(consensus.estimators_),
+        bootstrap=False,
+        max_features=getattr(leafrank, "max_features", None),
+        max_features_node=model.max_features_node,
+        max_depth=model.max_depth,
+        min_samples_split=model.min_samples_split,
+        leafrank=leafrank,
+        ccp_alpha=model.ccp_alpha,
+        multipartite="thresholds",
+        monotonic_cst=model.monotonic_cst,
+        categorical_features=model.categorical_features,
+    )
+    # the aggregation's parameters (leaf_scores, aggregation, random_state,
+    # ...) and fitted attributes are the consensus's own
+    forest.__dict__.update(vars(consensus))
+    return forest
 
 
 def _decode_graded(model, description, arrays):

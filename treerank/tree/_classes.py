@@ -12,11 +12,12 @@ from sklearn.model_selection import StratifiedKFold, check_cv
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from treerank.aggregation._tree_aggregate import TreeAggregate, aggregate_graded
 from treerank.base import (
     RankingMixin,
-    _accepts_sparse,
     calibrate_buckets,
     calibrated_probability,
+    check_sparse_splitter,
     quantile_calibration,
 )
 from treerank.engine import BinMapper, grow_ranking_tree
@@ -185,17 +186,6 @@ def check_monotonic_cst(estimator, n_features):
     return values if np.any(values != 0) else None
 
 
-def check_sparse_splitter(leafrank):
-    """Refuse a sparse X when the splitter ``leafrank`` cannot read it."""
-    if not _accepts_sparse(leafrank):
-        raise ValueError(
-            f"X is sparse, but the splitter {type(leafrank).__name__} needs dense "
-            "data (its input_tags.sparse tag is False). Use the default LeafRank "
-            "(which bins a sparse X column by column), a ClassifierLeafRank whose "
-            "classifier accepts sparse input, or pass X.toarray()."
-        )
-
-
 def engine_growth_params(
     leafrank,
     *,
@@ -360,8 +350,11 @@ default=None
         "grade >= tree_thresholds_[k]" (the attributes above belong to them).
     tree_thresholds_ : ndarray of shape (n_grades - 1,)
         Only for ``K > 2`` grades: the threshold grade of each tree.
-    consensus_ : RankingForest
-        Only for ``K > 2`` grades: the Kendall median of ``estimators_``.
+    consensus_ : TreeAggregate
+        Only for ``K > 2`` grades: the Kendall median of ``estimators_``
+        (:class:`~treerank.aggregation.TreeAggregate`, the fitted form of a
+        :class:`RankingForest`; a model loaded from a file holds the
+        equivalent RankingForest, a subclass of it).
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of str
@@ -615,15 +608,12 @@ default=None
         own seed, fitted on all the data on the labels of
         :func:`~treerank.utils._graded_target.cumulative_targets`; their
         rankings are aggregated by the Kendall median over the common
-        subpartition of their leaves, exactly as in a
-        :class:`~treerank.RankingForest` of these ``K - 1`` trees
-        (``consensus_``). Sets ``classes_`` (the grades), ``estimators_``,
-        ``tree_thresholds_`` and ``consensus_``.
+        subpartition of their leaves, exactly as a
+        :class:`~treerank.RankingForest` of these ``K - 1`` trees aggregates
+        them (``consensus_``, a :class:`~treerank.aggregation.TreeAggregate`).
+        Sets ``classes_`` (the grades), ``estimators_``, ``tree_thresholds_``
+        and ``consensus_``.
         """
-        # The median of trees is a RankingForest, whose trees are TreeRanks: the
-        # one import of the ensemble by a tree (tests/test_import_graph.py).
-        from treerank.ensemble._graded_treerank import threshold_tree_median
-
         # a sparse X is refused by the members' fit when the splitter cannot read it
         X_checked, y = feature_matrix(self, X, y, reset=True, accept_sparse=True)
         codes, grades, sample_weight = check_graded_training_target(
@@ -639,8 +629,7 @@ default=None
             member.fit(X, target, sample_weight=sample_weight)
             trees.append(member)
             columns.append(member.tree_.apply_rank(X_checked).astype(np.int32))
-        consensus = threshold_tree_median(
-            self,
+        consensus = self._threshold_tree_median(
             trees,
             X_checked,
             np.column_stack(columns),
@@ -655,6 +644,38 @@ default=None
         self.consensus_ = consensus
         self._calibration = consensus._calibration
         return self
+
+    def _threshold_tree_median(self, trees, X, leaf_ranks, codes, grades, weight, seed):
+        """The Kendall median of the fitted threshold trees, calibrated.
+
+        ``trees`` are the bipartite trees of the thresholds, lowest first;
+        ``X`` the training rows as checked by ``feature_matrix``;
+        ``leaf_ranks`` the leaf rank of every training row in every tree;
+        ``codes`` the grade codes ``0..K-1``, ``weight`` the normalized
+        sample weights and ``seed`` the seed of the median solver. The trees'
+        own rankings (``leaf_scores="rank"``) are aggregated by the median.
+        """
+        consensus = TreeAggregate(
+            leaf_scores="rank", aggregation="median", random_state=seed
+        )
+        consensus.n_features_in_ = X.shape[1]
+        consensus._category_encoder = self._category_encoder
+        if hasattr(self, "feature_names_in_"):
+            consensus.feature_names_in_ = self.feature_names_in_
+        consensus.estimators_ = trees
+        consensus._build_router()
+        consensus.estimators_samples_ = np.ones((len(trees), X.shape[0]), np.int32)
+        consensus._n_leaves = np.array([t.tree_.n_leaves for t in trees])
+        consensus._monotonic = False
+        levels = np.arange(1, grades.shape[0])
+        aggregate_graded(consensus, X, leaf_ranks, levels, codes, grades, weight, seed)
+        # the trees were binned each its own way: a point of every cell is a
+        # training row of it (model files store the cells as these points)
+        cell = consensus._cell_index.lookup(np.ascontiguousarray(leaf_ranks))
+        seen = np.flatnonzero(cell >= 0)  # rows of zero weight may be in no cell
+        rows = seen[np.unique(cell[seen], return_index=True)[1]]
+        consensus._cell_corners = consensus._find_cell_corners(X, rows)
+        return consensus
 
     def _unsupported_for_grades(self, what, error=ValueError):
         """The error of what has no meaning for a TreeRank of ``K > 2`` grades."""

@@ -56,7 +56,7 @@ class LeafTable:
     Examples
     --------
     >>> import numpy as np
-    >>> from treerank.ensemble._leaf_tables import LeafTable
+    >>> from treerank.aggregation._leaf_tables import LeafTable
     >>> table = LeafTable([np.array([0.9, 0.1]), np.array([0.6, 0.5, 0.2])])
     >>> table.mean(np.array([[0, 2], [1, 0]], dtype=np.int32))
     array([0.55, 0.35])
