@@ -472,3 +472,20 @@ def test_graded_forest_file_without_the_multipartite_parameter(tmp_path, graded)
     np.testing.assert_array_equal(
         loaded.decision_function(X_test), forest.decision_function(X_test)
     )
+
+
+def test_monotone_graded_treerank_is_monotone_and_reloads_identically(tmp_path):
+    # the consensus of monotone threshold trees places every row by the
+    # monotone insertion, at fit as after loading its file
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 3))
+    y = np.digitize(X[:, 0] + 0.5 * X[:, 1] + rng.normal(size=600), [-0.5, 0.5])
+    model = TreeRank(monotonic_cst=[1, 0, 0], random_state=0).fit(X, y)
+    X_test = rng.normal(size=(500, 3))
+    scores = model.decision_function(X_test)
+    raised = X_test.copy()
+    raised[:, 0] += rng.uniform(0.0, 2.0, size=500)
+    assert np.all(model.decision_function(raised) >= scores)
+    path = tmp_path / "monotone.trk"
+    save_model(model, path)
+    np.testing.assert_array_equal(load_model(path).decision_function(X_test), scores)
