@@ -246,7 +246,7 @@ def test_a_search_started_far_from_an_end_reaches_it(rng, monkeypatch, path):
     bottom = rankings.max(axis=1)[None, :] + 1
     top = rankings.min(axis=1)[None, :] - 1
 
-    def swapped_keys(lower, scale):
+    def swapped_keys(lower, upper, table, ranking_weights):
         # the search of the bottom item starts at the top block, and vice versa
         return np.where(lower[:, 0] == 0, 1e9, -1e9)
 
@@ -500,3 +500,34 @@ def test_small_forest_median_is_unchanged_by_the_compiled_solvers(monkeypatch):
     assert np.array_equal(
         found.decision_function(X[500:]), expected.decision_function(X[500:])
     )
+
+
+def test_search_keys_are_borda_scores(rng):
+    # the search key of an item is its Borda score: the weighted sum over
+    # rankings of the mass ranked strictly above it plus half the mass tied
+    # with it (brute force), for fitted items and new ones alike
+    rankings = rng.integers(0, 4, size=(3, 40))
+    masses = rng.integers(1, 4, size=40).astype(float)
+    weights = np.array([1.0, 2.0, 3.0])
+    inserter = ConsensusInserter(rankings.sum(axis=0), rankings, masses, weights)
+    data = inserter._prepared()[0]
+    table = insertion_module._borda_table(data)
+
+    def borda(items):  # items: (n, 3) ranks on the scale of the rankings
+        scores = np.zeros(items.shape[0])
+        for b in range(3):
+            r = rankings[b][None, :]
+            v = items[:, b][:, None]
+            above = (masses * (r < v)).sum(axis=1)
+            tied = (masses * (r == v)).sum(axis=1)
+            scores += weights[b] * (above + 0.5 * tied)
+        return scores
+
+    fitted = insertion_module._item_keys(
+        data.ranks_t, None, table, data.ranking_weights
+    )
+    np.testing.assert_allclose(fitted, borda(rankings.T))
+    new = rng.integers(-1, 6, size=(30, 3))
+    lower, upper = inserter._thresholds(new)
+    keys = insertion_module._item_keys(lower, upper, table, data.ranking_weights)
+    np.testing.assert_allclose(keys, borda(new))
