@@ -528,6 +528,9 @@ def test_search_keys_are_borda_scores(rng):
     )
     np.testing.assert_allclose(fitted, borda(rankings.T))
     new = rng.integers(-1, 6, size=(30, 3))
-    lower, upper = inserter._thresholds(new)
-    keys = insertion_module._item_keys(lower, upper, table, data.ranking_weights)
+    lower, upper, keys = inserter._thresholds(new, keys=True)
     np.testing.assert_allclose(keys, borda(new))
+    # the compiled thresholds sum the same terms in the same order
+    assert inserter._compiled()["threshold_maps"] is not None
+    compiled_keys = inserter._thresholds(new, compiled=True, keys=True)[2]
+    assert np.array_equal(compiled_keys, keys)

@@ -95,9 +95,6 @@ def _n_blocks(n_items, n_buckets, stride):
     return int(min(n_buckets, wanted, affordable))
 
 
-_KEY_ROWS = 512  # rows whose keys are computed together
-
-
 def _borda_table(data):
     """Prefix masses of each ranking at its dense thresholds, for Borda keys.
 
@@ -132,13 +129,12 @@ def _item_keys(lower, upper, table, ranking_weights):
     """
     prefix, offset = table
     half_weights = 0.5 * ranking_weights
-    keys = np.empty(lower.shape[0])
-    for start in range(0, lower.shape[0], _KEY_ROWS):  # bounded temporaries
-        rows = slice(start, start + _KEY_ROWS)
-        mass = prefix[offset + lower[rows]]
-        above = lower[rows].astype(np.int64) + 1 if upper is None else upper[rows]
-        mass += prefix[offset + above]
-        keys[rows] = mass @ half_weights
+    keys = np.zeros(lower.shape[0])
+    # ranking by ranking, in the order of :func:`_thresholds_kernel`'s sums
+    for b in range(lower.shape[1]):
+        column = lower[:, b].astype(np.int64) + offset[b]
+        above = column + 1 if upper is None else upper[:, b] + offset[b]
+        keys += half_weights[b] * (prefix[column] + prefix[above])
     return keys
 
 
@@ -177,7 +173,18 @@ _GROUP = 64
 
 @njit(cache=True, nogil=True)
 def _thresholds_kernel(
-    ranks, permutation, low, map_offset, lower_map, upper_map, lower, upper
+    ranks,
+    permutation,
+    low,
+    map_offset,
+    lower_map,
+    upper_map,
+    prefix,
+    prefix_offset,
+    half_weights,
+    lower,
+    upper,
+    keys,
 ):
     """Dense thresholds: the number of a ranking's values <, and <=, a rank.
 
@@ -185,17 +192,28 @@ def _thresholds_kernel(
     ``ranks`` (the stored order of the rankings).
     ``lower_map[map_offset[b] + v - low[b] + 1]`` holds them for every value v
     from ``low[b] - 1`` to ``high[b] + 1``; values beyond are clipped to these
-    ends (same thresholds). Indices are unsigned (no wraparound in the loop).
+    ends (same thresholds). Also writes each row's search key, its Borda score
+    (:func:`_item_keys`, the same sums in the same order), from the prefix
+    masses ``prefix[prefix_offset[b] + k]`` and the halved ranking weights.
+    Indices are unsigned (no wraparound in the loop).
     """
     n_rows, n_rankings = lower.shape
     for row in range(np.uint64(n_rows)):
+        key = 0.0
         for b in range(np.uint64(n_rankings)):
             begin = map_offset[b]
             size = map_offset[b + np.uint64(1)] - begin
             k = np.int64(ranks[row, np.uint64(permutation[b])]) - low[b] + 1
             k = np.uint64(begin + min(max(k, 0), size - 1))
-            lower[row, b] = lower_map[k]
-            upper[row, b] = upper_map[k]
+            below = lower_map[k]
+            not_above = upper_map[k]
+            lower[row, b] = below
+            upper[row, b] = not_above
+            start = np.uint64(prefix_offset[b])
+            key += half_weights[b] * (
+                prefix[start + np.uint64(below)] + prefix[start + np.uint64(not_above)]
+            )
+        keys[row] = key
 
 
 def _threshold_maps(values):
@@ -812,8 +830,12 @@ class ConsensusInserter:
         weighted = (values * data.ranking_weights).sum(axis=1)
         return data.total_weight * mass_before[blocks] - weighted
 
-    def _thresholds(self, ranks, compiled=False):
-        """Dense thresholds (strictly above, not below) of new items per ranking."""
+    def _thresholds(self, ranks, compiled=False, keys=False):
+        """Dense thresholds (strictly above, not below) of new items per ranking.
+
+        With ``keys``, also the items' search keys (:func:`_item_keys`), on the
+        compiled path computed with the thresholds.
+        """
         if compiled:
             state = self._compiled()
             data = state["data"]
@@ -827,7 +849,7 @@ class ConsensusInserter:
             )
         if ranks.shape[0] == 0:
             empty = np.empty((0, data.n_rankings), dtype=np.intp)
-            return empty, empty
+            return (empty, empty, np.empty(0)) if keys else (empty, empty)
         if ranks.dtype not in (np.int32, np.int64):  # integer ranks: no copy
             ranks = check_rankings(ranks, input_name="ranks")
         elif ranks.shape[1] == 0:
@@ -843,22 +865,34 @@ class ConsensusInserter:
         dtype = _compact_dtype(int(data.n_buckets.max()))
         lower = np.empty(ranks.shape, dtype=dtype)
         upper = np.empty(ranks.shape, dtype=dtype)
+        if compiled:
+            borda = state["borda"]
+        else:
+            _, _, _, (_, _, _, _, (_, borda)) = self._prepared()
         if compiled and state["threshold_maps"] is not None:
+            prefix, prefix_offset = borda
+            item_keys = np.empty(ranks.shape[0])
             _thresholds_kernel(
                 np.ascontiguousarray(ranks),
                 data.permutation,
                 *state["threshold_maps"],
+                prefix,
+                prefix_offset,
+                0.5 * data.ranking_weights,
                 lower,
                 upper,
+                item_keys,
             )
-            return lower, upper
+            return (lower, upper, item_keys) if keys else (lower, upper)
         ranks = ranks[:, data.permutation]
         if compiled:
             values = state["values"]
         for b, row_values in enumerate(values):
             lower[:, b] = np.searchsorted(row_values, ranks[:, b], side="left")
             upper[:, b] = np.searchsorted(row_values, ranks[:, b], side="right")
-        return lower, upper
+        if not keys:
+            return lower, upper
+        return lower, upper, _item_keys(lower, upper, borda, data.ranking_weights)
 
     def _run_costs(self, lower, upper, first, last):
         """Costs of the positions in buckets ``first .. last - 1`` of each item.
@@ -999,27 +1033,29 @@ class ConsensusInserter:
         for start in range(0, n_new, _CHUNK):
             stop = min(start + _CHUNK, n_new)
             part = ranks[start:stop] if visit is None else ranks[visit[start:stop]]
-            lower, upper = self._thresholds(part, compiled=compiled)
+            lower, upper, keys = self._thresholds(part, compiled=compiled, keys=True)
             if compiled:
                 placed = np.empty(stop - start)
-                self._insert_compiled(lower, upper, int(window), search, placed)
+                self._insert_compiled(lower, upper, keys, int(window), search, placed)
             else:
-                placed = self._fast_numpy(lower, upper, window, search)
+                placed = self._fast_numpy(lower, upper, keys, window, search)
             if visit is None:
                 out[start:stop] = placed
             else:
                 out[visit[start:stop]] = placed
         return out
 
-    def _insert_compiled(self, lower, upper, window, search, out):
-        """The fast method for one chunk of thresholds, by the compiled kernels."""
+    def _insert_compiled(self, lower, upper, key, window, search, out):
+        """The fast method for one chunk of thresholds, by the compiled kernels.
+
+        ``key`` holds the items' search keys (:func:`_item_keys`).
+        """
         state = self._compiled()
         data = state["data"]
         n_new = lower.shape[0]
         # items with similar thresholds read the same table rows, and items
         # with nearby runs the same members: visit them together (each item's
         # position depends on that item alone, so the order changes nothing)
-        key = _item_keys(lower, upper, state["borda"], data.ranking_weights)
         visit = np.argsort(key, kind="stable")
         lower = lower[visit]
         upper = upper[visit]
@@ -1087,16 +1123,15 @@ class ConsensusInserter:
             )
         out[visit[order]] = placed
 
-    def _fast_numpy(self, lower, upper, window, search):
-        """The fast method for one chunk of thresholds, in numpy.
+    def _fast_numpy(self, lower, upper, keys, window, search):
+        """The fast method for one chunk of thresholds (and search keys), in numpy.
 
         The same galloping search as :func:`_block_search_kernel`, on all the
         items of the chunk at once.
         """
-        data, _, _, (bounds, _, _, _, (block_keys, borda)) = self._prepared()
+        _, _, _, (bounds, _, _, _, (block_keys, _)) = self._prepared()
         n_blocks = bounds.shape[0] - 1
         n_buckets = self.n_buckets
-        keys = _item_keys(lower, upper, borda, data.ranking_weights)
         start = np.searchsorted(block_keys, keys)
         start = np.minimum(start, n_blocks - 1)
         if search == "bisect":
