@@ -20,6 +20,8 @@ lexicographically by a compiled merge sort of the distinct rows.
 import numpy as np
 from numba import njit
 
+from treerank.engine._sorting import stable_argsort
+
 __all__ = ["CellIndex"]
 
 _MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
@@ -139,14 +141,16 @@ def _lexicographic_kernel(rows, ids, head):
                     b -= 1
                 order[b] = current
             continue
-        values = np.empty(hi - lo, dtype=np.int64)
+        # float64 keys, exact for leaf ranks: the engine's stable sort, shared
+        # with the other kernels (no generic argsort compiled for this one)
+        values = np.empty(hi - lo, dtype=np.float64)
         if t < n_head:
             for p in range(lo, hi):
                 values[p - lo] = head[t, order[p]]
         else:
             for p in range(lo, hi):
                 values[p - lo] = rows[ids[order[p]], t]
-        permutation = np.argsort(values, kind="mergesort")
+        permutation = stable_argsort(values, hi - lo)
         segment = order[lo:hi].copy()
         for p in range(hi - lo):
             order[lo + p] = segment[permutation[p]]

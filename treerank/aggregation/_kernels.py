@@ -19,6 +19,8 @@ dense dtype of :class:`~._bucket_order._RankingData`, ranking weights as
 import numpy as np
 from numba import njit
 
+from treerank.engine._sorting import stable_argsort
+
 __all__ = []
 
 # problems with n_items * n_rankings below this use the numpy solvers, so that
@@ -680,10 +682,10 @@ def _pair_cost(better, worse, total_weight, relation):
 def _count_overlaps(lo, hi, chosen):
     """Number of pairs of chosen intervals [lo, hi] that intersect."""
     n = chosen.shape[0]
-    los = np.empty(n, dtype=np.int64)
+    los = np.empty(n, dtype=np.float64)  # exact: bucket indices
     for c in range(n):
         los[c] = lo[chosen[c]]
-    order = np.argsort(los, kind="mergesort")
+    order = stable_argsort(los, n)
     sorted_lo = los[order]
     total = 0
     for c in range(n):
@@ -721,10 +723,10 @@ def _batch_kernel(
     n_moves = lo.shape[0]
     n = chosen.shape[0]
     dominated = np.zeros(n_moves, dtype=np.bool_)
-    los = np.empty(n, dtype=np.int64)
+    los = np.empty(n, dtype=np.float64)  # exact: bucket indices
     for c in range(n):
         los[c] = lo[chosen[c]]
-    order = np.argsort(los, kind="mergesort")
+    order = stable_argsort(los, n)
     sorted_lo = los[order]
     # the moves in the order of the sweep: their rows, ranks, keys and masses
     # in contiguous arrays (the inner loop reads them at d = c + 1, c + 2, ...)
@@ -905,7 +907,7 @@ def _candidate_columns_kernel(window):
     """
     n_slots = 2 * window + 1
     n_columns = 2 * n_slots + 1
-    keys = np.empty(n_columns, dtype=np.int64)
+    keys = np.empty(n_columns, dtype=np.float64)  # small integers: exact
     span = 4 * window + 8
     for s in range(n_slots):
         twice = 2 * (s - window)  # twice the signed offset of a tie
@@ -913,7 +915,7 @@ def _candidate_columns_kernel(window):
     for s in range(n_slots + 1):
         twice = 2 * (s - window) - 1  # twice the signed offset of a gap
         keys[n_slots + s] = (abs(twice) * 2 + 1) * span + twice + span // 2
-    return np.argsort(keys, kind="mergesort")
+    return stable_argsort(keys, n_columns)
 
 
 @njit(cache=True, nogil=True)
@@ -1060,12 +1062,11 @@ def _local_search_kernel(
             hi[m] = hi_all[a]
             threshold[m] = threshold_all[a]
         # --- the batch (_apply_batch_compiled)
-        # by decreasing gain, ties by item: the gains are positive, so their
-        # bits order them as integers (the int64 sort the other kernels use)
-        gain_bits = np.empty(n_moves, dtype=np.int64)
+        # by decreasing gain, ties by item (the moves are in item order)
+        negated = np.empty(n_moves, dtype=np.float64)
         for m in range(n_moves):
-            gain_bits[m] = -gain[m : m + 1].view(np.int64)[0]
-        priority = np.argsort(gain_bits, kind="mergesort")
+            negated[m] = -gain[m]
+        priority = stable_argsort(negated, n_moves)
         rank = np.empty(n_moves, dtype=np.int64)
         for m in range(n_moves):
             rank[priority[m]] = m
@@ -1151,12 +1152,8 @@ def _local_search_kernel(
             if is_active[i]:
                 active[n_active] = i
                 n_active += 1
-        # dense buckets of the new keys (np.unique's inverse); the keys are
-        # multiples of 1/4, so four times them order them as integers
-        quarters = np.empty(n_items, dtype=np.int64)
-        for i in range(n_items):
-            quarters[i] = np.int64(4.0 * keys[i])
-        by_key = np.argsort(quarters, kind="mergesort")
+        # dense buckets of the new keys (np.unique's inverse)
+        by_key = stable_argsort(keys, n_items)
         bucket = -1
         previous = 0.0
         for p in range(n_items):
