@@ -359,6 +359,13 @@ def grow_rule(
             if known[t, jj] == 0:
                 order[n_candidates] = jj
                 n_candidates += 1
+        # Two loops over the drawn features that evaluate each one alike (the
+        # same call of _evaluate, kept written out twice): with few features
+        # drawn, a batch of them is drawn at once and its histograms built
+        # into one scratch buffer; otherwise the node's histograms of all
+        # features are in its pool slot (built or subtracted from the
+        # parent's) and the features are drawn one at a time. A shared helper
+        # would take every argument of _evaluate plus the histogram source.
         if direct:
             tmp = hist_pool[0]
             while counted < k and visited < n_candidates:
