@@ -510,6 +510,17 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------
     # scoring
     # ------------------------------------------------------------------
+    def _install_trees(self, trees, *, monotonic):
+        """Make ``trees`` the aggregate's: their router, leaf counts, monotonicity.
+
+        ``monotonic``: the trees were grown under monotonic constraints, so
+        every row is placed by the monotone insertion (:meth:`_median_scores`).
+        """
+        self.estimators_ = list(trees)
+        self._n_leaves = np.array([tree.tree_.n_leaves for tree in self.estimators_])
+        self._monotonic = bool(monotonic)
+        self._build_router()
+
     def _build_router(self):
         """Concatenate the trees' decision graphs (engine trees only)."""
         self._router = None
@@ -632,6 +643,10 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
             check_sparse_splitter(self.estimators_[0]._leafrank_template())
         return X
 
+    def _aggregated_scores(self, X):
+        """The trees' aggregated scores of the rows of X (validated here)."""
+        return self._raw_scores(self._leaf_ranks(self._validate_X_predict(X)))
+
     def decision_function(self, X):
         """Aggregated ranking score of each sample (higher = ranked first).
 
@@ -649,9 +664,7 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
         -------
         scores : ndarray of shape (n_samples,)
         """
-        X = self._validate_X_predict(X)
-        raw = self._raw_scores(self._leaf_ranks(X))
-        return raw - self._calibration.threshold_
+        return self._aggregated_scores(X) - self._calibration.threshold_
 
     def predict_proba(self, X):
         """Calibrated ``P(Y = 1 | x)``: isotonic in the aggregated score.
@@ -667,8 +680,7 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
             For ``K > 2`` grades, the probability of each grade (lowest
             first), from ``P(Y >= g | score)`` calibrated per threshold.
         """
-        X = self._validate_X_predict(X)
-        raw = self._raw_scores(self._leaf_ranks(X))
+        raw = self._aggregated_scores(X)
         if self.classes_.shape[0] > 2:  # multipartite hook: (n_samples, K) grades
             return self._calibration.predict_proba(raw)
         eta = self._calibration.predict_proba(raw)

@@ -656,8 +656,9 @@ default=None
             label="growing trees",
             verbose=self.verbose,
         )
-        self.estimators_ = [result[0] for result in results]
-        self._build_router()
+        self._install_trees(
+            [result[0] for result in results], monotonic=monotonic is not None
+        )
         labels = category_labels(self)
         for tree in self.estimators_:
             tree._category_encoder = self._category_encoder
@@ -667,7 +668,5 @@ default=None
                 if structure.rules is not None:
                     structure.category_labels = labels
         self.estimators_samples_ = np.stack([result[1] for result in results])
-        self._n_leaves = np.array([t.tree_.n_leaves for t in self.estimators_])
-        self._monotonic = monotonic is not None
         leaf_ranks = np.column_stack([result[2] for result in results])
         return leaf_ranks, aggregation_seed

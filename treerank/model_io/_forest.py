@@ -138,11 +138,9 @@ def decode_forest(description, arrays, runtime):
         tree._category_encoder = model._category_encoder
         tree._set_tree(tree.tree_)  # category labels
         trees.append(tree)
-    model.estimators_ = trees
-    model._build_router()
-    model._monotonic = check_monotonic_cst(model, model.n_features_in_) is not None
-    n_leaves = np.array([tree.tree_.n_leaves for tree in trees])
-    model._n_leaves = n_leaves
+    model._install_trees(
+        trees, monotonic=check_monotonic_cst(model, model.n_features_in_) is not None
+    )
     decode_leaf_scores(model, description)
     oob = optional_json_number(description["oob_score"], "oob_score", low=0, high=1)
     model.oob_score_ = np.nan if oob is None else oob
@@ -172,10 +170,10 @@ def decode_forest(description, arrays, runtime):
             expected |= {"cell_corners", "cell_bucket_sizes", "cell_weights"}
         else:
             expected |= {"cells", "consensus", "cell_weights"}
-        unpack_median(model, arrays, n_leaves)
+        unpack_median(model, arrays, model._n_leaves)
     elif model.aggregation == "borda":
         expected.add("midranks")
-        unpack_midranks(model, arrays, n_leaves)
+        unpack_midranks(model, arrays, model._n_leaves)
     if model.classes_.shape[0] > 2:  # K > 2 grades
         if model.multipartite == "thresholds":
             expected.add("tree_thresholds")

@@ -662,13 +662,10 @@ default=None
         consensus._category_encoder = self._category_encoder
         if hasattr(self, "feature_names_in_"):
             consensus.feature_names_in_ = self.feature_names_in_
-        consensus.estimators_ = trees
-        consensus._build_router()
+        consensus._install_trees(
+            trees, monotonic=check_monotonic_cst(self, X.shape[1]) is not None
+        )
         consensus.estimators_samples_ = np.ones((len(trees), X.shape[0]), np.int32)
-        consensus._n_leaves = np.array([t.tree_.n_leaves for t in trees])
-        # monotone trees: every row is placed by the monotone insertion, as in
-        # a monotone forest (and as a model file restores it)
-        consensus._monotonic = check_monotonic_cst(self, X.shape[1]) is not None
         levels = np.arange(1, grades.shape[0])
         aggregate_graded(consensus, X, leaf_ranks, levels, codes, grades, weight, seed)
         # the trees were binned each its own way: a point of every cell is a
