@@ -191,9 +191,13 @@ def fitted_inserter(rng, n_items=3000, n_rankings=25, weights=False):
 
 @pytest.mark.parametrize("search", ["gallop", "bisect"])
 @pytest.mark.parametrize("weights", [False, True])
-@pytest.mark.parametrize("tables", ["none", "large buckets", "every bucket"])
+@pytest.mark.parametrize("tables", ["full", "none", "large buckets", "every bucket"])
 def test_compiled_insertion_matches_numpy(rng, monkeypatch, weights, tables, search):
-    # buckets are read from prefix tables or member by member: the same sums
+    # positions read from full (gap x rank) tables, or scanned bucket by
+    # bucket with buckets read from prefix tables or member by member: the
+    # same sums
+    if tables != "full":
+        monkeypatch.setattr(insertion_module, "_FULL_TABLE_BUDGET", 0)
     budget = 0 if tables == "none" else 1 << 23
     monkeypatch.setattr(insertion_module, "_BUCKET_TABLE_BUDGET", budget)
     if tables == "every bucket":
@@ -207,6 +211,23 @@ def test_compiled_insertion_matches_numpy(rng, monkeypatch, weights, tables, sea
         monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 0)
         got = inserter.positions(ranks, window=window, search=search)
         assert np.array_equal(got, expected)
+
+
+def test_scanned_insertion_counts_beyond_16_bits(monkeypatch):
+    # the member-by-member scan counts rankings in 16-bit counters only when
+    # there are fewer than 65,536 of them: with 70,000 rankings that all put
+    # the fitted items above a new item, the counts exceed 65,535
+    n_rankings = 70_000
+    rankings = np.tile(np.array([[0], [1], [2], [3]]), n_rankings).T
+    inserter = ConsensusInserter([0, 1, 2, 3], rankings)
+    ranks = np.array([np.full(n_rankings, 4), np.full(n_rankings, 2)])
+    monkeypatch.setattr(insertion_module, "_FULL_TABLE_BUDGET", 0)
+    monkeypatch.setattr(insertion_module, "_BUCKET_TABLE_BUDGET", 0)
+    monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 0)
+    got = inserter.positions(ranks)
+    assert inserter._compiled()["full_tables"] is None
+    assert np.array_equal(got, inserter.positions(ranks, method="exact"))
+    assert np.array_equal(got, [3.5, 2.0])
 
 
 @pytest.mark.parametrize("path", ["numpy", "compiled"])
