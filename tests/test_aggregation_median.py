@@ -266,6 +266,34 @@ def test_local_search_on_larger_problem(rng):
     assert result.n_iter >= 1
 
 
+def test_multi_start_chooses_the_starts(rng):
+    # a small problem (M^2 B <= 2e6): "auto" searches from the five best of
+    # Borda, mean rank, Copeland, KwikSort and the input rankings; False from
+    # the better of Borda and mean rank alone, as a large problem does
+    rankings = tree_like_rankings(rng, 60, 6, noise=0.2, n_leaves=(5, 12))
+    auto = kemeny_median(rankings, random_state=0)
+    assert {"copeland", "kwiksort", "ranking_0"} <= set(auto.start_objectives)
+    single = kemeny_median(rankings, random_state=0, multi_start=False)
+    assert set(single.start_objectives) == {"borda", "mean"}
+    assert single.start in ("borda", "mean")
+    assert single.objective <= min(single.start_objectives.values())
+    assert single.objective == kemeny_objective(single.consensus, rankings)
+    # and True asks for them on a problem too large for "auto"
+    large = tree_like_rankings(rng, 700, 5, noise=0.2, n_leaves=(10, 30))
+    assert set(kemeny_median(large, random_state=0).start_objectives) == {
+        "borda",
+        "mean",
+    }
+    forced = kemeny_median(large, random_state=0, multi_start=True)
+    assert "copeland" in forced.start_objectives
+
+
+@pytest.mark.parametrize("bad", ["yes", None, 1, "Auto"])
+def test_multi_start_rejects_other_values(bad):
+    with pytest.raises(ValueError, match="multi_start must be True, False or"):
+        kemeny_median([[0, 1, 2], [1, 0, 2]], multi_start=bad)
+
+
 def test_local_search_converges_to_local_optimum(rng):
     rankings = tree_like_rankings(rng, 30, 8, noise=0.2, n_leaves=(4, 10))
     result = kemeny_median(rankings, method="local", window=30)

@@ -76,6 +76,31 @@ def test_median_seen_cells_get_their_consensus_score(squares, tie_breaking):
     assert np.unique(scores).shape[0] > np.unique(bucket).shape[0]
 
 
+@pytest.mark.parametrize("n_trees", [3, 5, 30])
+def test_median_runs_one_windowed_search_at_every_size(monkeypatch, n_trees):
+    # small forests are small median problems, for which the solver would
+    # search from five starts over all buckets: the forest asks for one search
+    # from Borda or the mean rank with moves within 3 buckets, so that its
+    # cost grows with the cells and the trees
+    from treerank.aggregation import _tree_aggregate
+
+    calls = []
+
+    def spy(*args, **kwargs):
+        result = kemeny_median(*args, **kwargs)
+        calls.append((kwargs, result))
+        return result
+
+    monkeypatch.setattr(_tree_aggregate, "kemeny_median", spy)
+    X, y = GaussianMeanShift(n_features=3).sample(300, random_state=0)
+    forest = RankingForest(n_estimators=n_trees, random_state=0).fit(X, y)
+    kwargs, result = calls[0]
+    assert kwargs["window"] == 3 and kwargs["multi_start"] is False
+    assert result.start in ("borda", "mean")
+    assert set(result.start_objectives) == {"borda", "mean"}
+    assert forest.consensus_objective_ == result.objective
+
+
 def test_median_objective_never_worse_than_borda_or_mean():
     for seed in range(3):
         X, y = GaussianMeanShift(n_features=3).sample(500, random_state=seed)

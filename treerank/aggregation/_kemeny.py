@@ -300,6 +300,7 @@ def kemeny_median(
     n_restarts=10,
     tol=0.0,
     time_limit=None,
+    multi_start="auto",
 ):
     """Weighted Kemeny median (Kendall-tau median with ties) of bucket orders.
 
@@ -327,9 +328,9 @@ def kemeny_median(
           heuristics alone (KwikSort: best of ``n_restarts`` random runs);
         - ``"local"``: local search (move one item into another bucket or into
           a new bucket while the objective drops) from the best constructive
-          solution; on small problems (M^2 B <= 2e6) Copeland, KwikSort and the
-          input rankings are added to the starts and the search runs from the
-          five best distinct ones;
+          solution; on small problems (M^2 B <= 2e6, see ``multi_start``)
+          Copeland, KwikSort and the input rankings are added to the starts and
+          the search runs from the five best distinct ones;
         - ``"auto"``: ``"exact"`` for at most 7 items, ``"local"`` otherwise.
 
         The result of ``"local"`` and ``"auto"`` is never worse than the Borda and
@@ -352,6 +353,15 @@ def kemeny_median(
         Time limit in seconds (a finite number > 0) for ``"ilp"``; the best
         solution found is then returned with ``converged=False``. None: no
         limit.
+    multi_start : bool or "auto", default="auto"
+        For ``"local"``: whether Copeland, KwikSort and the input rankings are
+        added to the Borda and mean-rank starts and the search runs from the
+        five best distinct ones (about five times the work of one search, and
+        Copeland's O(M^2 B)). ``"auto"``: on small problems (M^2 B <= 2e6)
+        only. False: one search from the better of Borda and mean rank at any
+        size, so that the cost grows with the problem (what a forest asks
+        for: on forests of 5 to 10 trees the extra starts lowered the
+        objective by 0.02-0.09% for no change of test AUC).
 
     Returns
     -------
@@ -429,6 +439,13 @@ def kemeny_median(
     if not (isinstance(window, str) and window == "auto"):
         window = _check_int(window, "window", 0)
     tol = _check_real(tol, "tol", minimum=0.0, strict=False)
+    if not (
+        isinstance(multi_start, (bool, np.bool_))
+        or (isinstance(multi_start, str) and multi_start == "auto")
+    ):
+        raise ValueError(
+            f'multi_start must be True, False or "auto"; got {multi_start!r}.'
+        )
     rng = check_random_state(random_state)
     if time_limit is not None:
         time_limit = _check_real(time_limit, "time_limit", minimum=0.0, strict=True)
@@ -465,7 +482,7 @@ def kemeny_median(
     elif method == "kwiksort":
         consensus, start = _kwiksort_best(data, rng, n_restarts), "kwiksort"
     else:  # local
-        small = size <= _SMALL_PROBLEM
+        small = size <= _SMALL_PROBLEM if multi_start == "auto" else bool(multi_start)
         candidates = [("borda", _borda(data)), ("mean", _mean_rank(data))]
         if small:
             candidates.append(("copeland", _copeland(data)))

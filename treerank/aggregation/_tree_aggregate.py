@@ -32,7 +32,11 @@ from sklearn.utils.parallel import Parallel, delayed
 
 from treerank.aggregation._cell_index import CellIndex
 from treerank.aggregation._insertion import ConsensusInserter
-from treerank.aggregation._kemeny import kemeny_median, kemeny_objective
+from treerank.aggregation._kemeny import (
+    _DEFAULT_WINDOW,
+    kemeny_median,
+    kemeny_objective,
+)
 from treerank.aggregation._leaf_scores import (
     leaf_midranks,
     leaf_positions,
@@ -174,7 +178,10 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
     tie_breaking : {"mean"} or None, default="mean"
         How the cells tied in a bucket of the median are ordered.
     aggregation_method : str, default="auto"
-        Solver of the median (see :func:`treerank.aggregation.kemeny_median`).
+        Solver of the median (see :func:`treerank.aggregation.kemeny_median`);
+        its local search ("auto" beyond 7 cells) runs once, from the better of
+        the Borda and mean-rank orders, with moves within 3 buckets, at every
+        size.
     aggregation_max_iter : int, default=10
         Passes of the median's local search.
     aggregation_tol : float, default=1e-5
@@ -427,6 +434,11 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
             random_state=seed,
             tol=self.aggregation_tol,
             max_iter=self.aggregation_max_iter,
+            # one search with moves of a few buckets at every size: the cost
+            # grows with cells and trees (a few trees' small problems took
+            # five searches over all buckets, more than 25 trees' median)
+            window=_DEFAULT_WINDOW,
+            multi_start=False,
         )
         self.consensus_objective_ = float(median.objective)
         borda = median.start_objectives.get("borda")

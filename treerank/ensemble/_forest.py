@@ -269,6 +269,13 @@ class RankingForest(DefaultLeafRankMixin, TreeAggregate):
         :ref:`forest`).
     aggregation_method : str, default="auto"
         Solver of the median (see :func:`treerank.aggregation.kemeny_median`).
+        Its local search ("auto" beyond 7 cells) runs once, from the better
+        of the Borda and mean-rank orders, moving cells within 3 buckets, at
+        every size: its cost grows with the cells and the trees, so that the
+        median of 5 trees costs less than that of 25 (the solver's extra
+        starts and whole-order moves on small problems took 3 to 13 times as
+        long on forests of 5 to 10 trees, for a 0.02-0.09% lower objective and
+        the same test AUC).
     aggregation_max_iter : int, default=10
         Passes of the median's local search (each pass offers every cell a
         better bucket; at least 1). Measured on 20,000 cells and 100 trees:
