@@ -1,0 +1,182 @@
+"""The median's kernels compiled ahead in a second process on a first fit."""
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from treerank import RankingForest
+from treerank.aggregation import _warmup
+from treerank.aggregation._warmup import (
+    ENVIRONMENT_SWITCH,
+    LOCK_NAME,
+    start_background_compilation,
+    warm_median_kernels,
+)
+
+
+class Spawned:
+    """Stands for subprocess.Popen: records the commands and environments."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, command, **kwargs):
+        self.calls.append((command, kwargs))
+        return None
+
+
+@pytest.fixture
+def cold(monkeypatch, tmp_path):
+    """A first fit: nothing started yet, no kernel cached, spawning recorded."""
+    spawned = Spawned()
+    monkeypatch.setattr(_warmup, "_started", False)
+    monkeypatch.setattr(_warmup, "_cold_cache_directory", lambda: tmp_path)
+    monkeypatch.setattr(_warmup.subprocess, "Popen", spawned)
+    monkeypatch.delenv(ENVIRONMENT_SWITCH, raising=False)
+    return spawned, tmp_path
+
+
+def test_a_first_fit_starts_one_process(cold):
+    spawned, directory = cold
+    assert start_background_compilation()
+    assert (directory / LOCK_NAME).exists()
+    ((command, kwargs),) = spawned.calls
+    assert command[:3] == [sys.executable, "-m", "treerank.aggregation._warmup"]
+    assert command[3] == str(directory)
+    # the process starts none itself and finds this treerank first
+    assert kwargs["env"][ENVIRONMENT_SWITCH] == "0"
+    import treerank
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(treerank.__file__)))
+    assert kwargs["env"]["PYTHONPATH"].split(os.pathsep)[0] == root
+    assert kwargs["stdout"] == subprocess.DEVNULL
+    # once per process
+    assert not start_background_compilation()
+    assert len(spawned.calls) == 1
+
+
+def test_switched_off_by_the_environment(cold, monkeypatch):
+    spawned, _ = cold
+    monkeypatch.setenv(ENVIRONMENT_SWITCH, "0")
+    assert not start_background_compilation()
+    assert spawned.calls == []
+
+
+def test_a_recent_lock_means_another_process_compiles(cold):
+    spawned, directory = cold
+    (directory / LOCK_NAME).write_text("")
+    assert not start_background_compilation()
+    assert spawned.calls == []
+
+
+def test_a_stale_lock_is_replaced(cold):
+    spawned, directory = cold
+    lock = directory / LOCK_NAME
+    lock.write_text("")
+    old = time.time() - 2 * _warmup._STALE_LOCK_SECONDS
+    os.utime(lock, (old, old))
+    assert start_background_compilation()
+    assert len(spawned.calls) == 1
+    assert lock.stat().st_mtime > old + 1
+
+
+def test_nothing_to_do_when_the_kernels_are_cached(cold, monkeypatch):
+    spawned, _ = cold
+    monkeypatch.setattr(_warmup, "_cold_cache_directory", lambda: None)
+    assert not start_background_compilation()
+    assert spawned.calls == []
+
+
+def test_a_failed_start_never_fails_the_fit(cold, monkeypatch):
+    _, directory = cold
+
+    def refuse(*args, **kwargs):
+        raise OSError("no processes here")
+
+    monkeypatch.setattr(_warmup.subprocess, "Popen", refuse)
+    assert not start_background_compilation()
+    assert not (directory / LOCK_NAME).exists()  # released for another try
+
+
+def test_the_cache_of_this_process_is_not_cold():
+    # the test session has compiled (or loaded) the median's kernels
+    warm_median_kernels(n_rows=1400, n_trees=100, n_leaves=8)
+    assert _warmup._cold_cache_directory() is None
+
+
+@pytest.mark.parametrize("aggregation", ["median", "mean"])
+def test_only_a_median_forest_starts_it(monkeypatch, aggregation):
+    calls = []
+    monkeypatch.setattr(
+        "treerank.ensemble._forest.start_background_compilation",
+        lambda: calls.append(1),
+    )
+    X = np.random.default_rng(0).normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    RankingForest(n_estimators=3, aggregation=aggregation, random_state=0).fit(X, y)
+    assert len(calls) == (aggregation == "median")
+
+
+def test_the_synthetic_forest_is_aggregated():
+    aggregate = warm_median_kernels(n_rows=300, n_trees=6, n_leaves=5, seed=1)
+    assert aggregate.consensus_.shape == (aggregate.n_cells_,)
+    assert aggregate.consensus_objective_ <= aggregate.borda_objective_ + 1e-9
+
+
+_FIRST_FIT = textwrap.dedent(
+    """
+    import json
+    from numba.core import event
+    from sklearn.datasets import make_classification
+    import treerank
+
+    compiled = []
+
+    class Listener(event.Listener):
+        def on_start(self, ev):
+            function = ev.data["dispatcher"].py_func
+            compiled.append(function.__module__ + "." + function.__qualname__)
+
+        def on_end(self, ev):
+            pass
+
+    event.register("numba:compile", Listener())
+    X, y = make_classification(2000, 20, n_informative=8, random_state=0)
+    forest = treerank.RankingForest(random_state=0).fit(X, y)
+    forest.decision_function(X + 0.01)
+    print(json.dumps(compiled))
+    """
+)
+
+
+@pytest.mark.slow
+def test_the_process_compiles_what_a_first_fit_needs(tmp_path):
+    # in an empty cache, the process's synthetic forest compiles the same
+    # specializations as a default forest's fit and scoring: after it, the
+    # fit compiles no kernel of the aggregation package
+    import json
+
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    env[ENVIRONMENT_SWITCH] = "0"
+    subprocess.run(
+        [sys.executable, "-m", "treerank.aggregation._warmup", str(tmp_path)],
+        env=env,
+        check=True,
+        timeout=600,
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", _FIRST_FIT],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    compiled = json.loads(result.stdout.splitlines()[-1])
+    assert any(name.startswith("treerank.engine") for name in compiled)
+    assert [n for n in compiled if n.startswith("treerank.aggregation")] == []
