@@ -478,6 +478,9 @@ def _region_scan_kernel(
     single = group_values.shape[0] == 1 and group_values[0] != 0.0
     weight = group_values[0]
     narrow = n_rankings < 65536  # counts of rankings fit 16 bits
+    # the table columns of a row's thresholds, shared by its tabled buckets
+    column_lo = np.empty(n_rankings, dtype=np.int64)
+    column_up = np.empty(n_rankings, dtype=np.int64)
     for row in range(n_new):
         lo_row = lower[row]
         up_row = upper[row]
@@ -485,9 +488,25 @@ def _region_scan_kernel(
         best = 0.0
         best_slot = 0
         gap = 0.0
+        if single:
+            for b in range(n_rankings):
+                column_lo[b] = widths_offset[b] + np.int64(lo_row[b])
+                column_up[b] = widths_offset[b] + np.int64(up_row[b])
         for q in range(start, last[row]):
             t = bucket_table[q]
-            if t >= 0:
+            if t >= 0 and single:
+                # one ranking weight: the row's columns of the bucket's table
+                # (computed once per row), summed in the order of
+                # _group_table_sum
+                base = t * bucket_stride
+                below = 0.0
+                not_above = 0.0
+                for b in range(n_rankings):
+                    below += np.float64(bucket_tables[base + column_lo[b]])
+                    not_above += np.float64(bucket_tables[base + column_up[b]])
+                better = weight * below
+                at_most = weight * not_above
+            elif t >= 0:
                 better, at_most = _group_table_sum(
                     bucket_tables,
                     t * bucket_stride,
