@@ -269,6 +269,7 @@ def _boundary_rising(lower, upper, row, middle, tables):
 def _block_search_kernel(
     lower,
     upper,
+    rows,
     guess,
     block_tables,
     block_offset,
@@ -300,10 +301,11 @@ def _block_search_kernel(
 
     ``block_tables[block_offset[b] + k * (G + 1) + J]`` is the mass of the items
     of the blocks before J that ranking b ranks < k: the boundaries probed for
-    one item lie in the same short rows. Writes the run of buckets
-    ``first .. last - 1`` to evaluate exactly.
+    one item lie in the same short rows. The i-th item searched is row
+    ``rows[i]`` of ``lower`` and ``upper`` (no copy in the visiting order);
+    writes its run of buckets ``first[i] .. last[i] - 1`` to evaluate exactly.
     """
-    n_new = lower.shape[0]
+    n_new = rows.shape[0]
     n_boundaries = bounds_buckets.shape[0]
     n_blocks = n_boundaries - 1
     tables = (
@@ -314,8 +316,9 @@ def _block_search_kernel(
         mass_before,
         n_boundaries,
     )
-    for row in range(n_new):
-        start = min(guess[row], n_blocks - 1)
+    for i in range(n_new):
+        row = rows[i]
+        start = min(guess[i], n_blocks - 1)
         if start < 0:  # no guess: a bisection of all the blocks
             low = 0
             high = n_blocks
@@ -348,14 +351,15 @@ def _block_search_kernel(
                 high = middle
             else:
                 low = middle + 1
-        first[row] = max(bounds_buckets[max(low - 1, 0)] - window, 0)
-        last[row] = min(bounds_buckets[min(low + 1, n_blocks)] + window, n_buckets)
+        first[i] = max(bounds_buckets[max(low - 1, 0)] - window, 0)
+        last[i] = min(bounds_buckets[min(low + 1, n_blocks)] + window, n_buckets)
 
 
 @njit(cache=True, nogil=True)
 def _region_full_kernel(
     lower,
     upper,
+    rows,
     first,
     last,
     full_tables,
@@ -371,9 +375,12 @@ def _region_full_kernel(
     ``full_tables[rank_offset[b] + k * (Q + 1) + g]`` is the mass of the items of
     the buckets before gap g that ranking b ranks < k, so the cost of each gap
     of a run is one look-up per ranking (contiguous along the run), summed
-    ranking by ranking. Positions as in :meth:`ConsensusInserter.positions`.
+    ranking by ranking. The i-th item is row ``rows[i]`` of ``lower``,
+    ``upper`` and ``out``, with its run ``first[i] .. last[i] - 1``.
+    Positions as in :meth:`ConsensusInserter.positions`.
     """
-    n_new, n_rankings = lower.shape
+    n_new = rows.shape[0]
+    n_rankings = lower.shape[1]
     n_gaps = bucket_mass.shape[0] + 1
     span = 0
     for row in range(n_new):
@@ -389,22 +396,23 @@ def _region_full_kernel(
             weight = ranking_weights[b]
             offset = np.uint64(rank_offset[b])
             for r in range(np.uint64(size)):
-                row = np.uint64(group) + r
-                start = np.uint64(first[row])
+                i = np.uint64(group) + r
+                row = np.uint64(rows[i])
+                start = np.uint64(first[i])
                 lo_base = offset + np.uint64(lower[row, b]) * gaps + start
                 up_base = offset + np.uint64(upper[row, b]) * gaps + start
-                for s in range(np.uint64(last[row]) - start + np.uint64(1)):
+                for s in range(np.uint64(last[i]) - start + np.uint64(1)):
                     below[r, s] += weight * np.float64(full_tables[lo_base + s])
                     not_above[r, s] += weight * np.float64(full_tables[up_base + s])
         for r in range(size):
-            row = group + r
-            start = first[row]
+            i = group + r
+            start = first[i]
             reference = (
                 total_weight * mass_before_gap[start] - below[r, 0] - not_above[r, 0]
             )
             best = 0.0
             best_slot = 0
-            for s in range(last[row] - start):
+            for s in range(last[i] - start):
                 q = start + s
                 gap_cost = (
                     total_weight * mass_before_gap[q] - below[r, s] - not_above[r, s]
@@ -424,7 +432,7 @@ def _region_full_kernel(
                 if next_cost < best:
                     best = next_cost
                     best_slot = 2 * s + 2
-            out[row] = start + best_slot / 2.0 - 0.5
+            out[rows[i]] = start + best_slot / 2.0 - 0.5
 
 
 @njit(cache=True, nogil=True)
@@ -454,6 +462,7 @@ def _group_table_sum(tables, base, widths_offset, lower, upper, bounds, values):
 def _region_scan_kernel(
     lower,
     upper,
+    rows,
     first,
     last,
     group_bounds,
@@ -472,19 +481,23 @@ def _region_scan_kernel(
     """Every position of each item's run of buckets, bucket by bucket.
 
     For consensuses too large for full tables: a tabled bucket costs one
-    look-up per ranking, another bucket one row comparison per member.
+    look-up per ranking, another bucket one row comparison per member. The
+    i-th item is row ``rows[i]`` of ``lower``, ``upper`` and ``out``, with its
+    run ``first[i] .. last[i] - 1``.
     """
-    n_new, n_rankings = lower.shape
+    n_new = rows.shape[0]
+    n_rankings = lower.shape[1]
     single = group_values.shape[0] == 1 and group_values[0] != 0.0
     weight = group_values[0]
     narrow = n_rankings < 65536  # counts of rankings fit 16 bits
     # the table columns of a row's thresholds, shared by its tabled buckets
     column_lo = np.empty(n_rankings, dtype=np.int64)
     column_up = np.empty(n_rankings, dtype=np.int64)
-    for row in range(n_new):
+    for i in range(n_new):
+        row = rows[i]
         lo_row = lower[row]
         up_row = upper[row]
-        start = first[row]
+        start = first[i]
         best = 0.0
         best_slot = 0
         gap = 0.0
@@ -492,7 +505,7 @@ def _region_scan_kernel(
             for b in range(n_rankings):
                 column_lo[b] = widths_offset[b] + np.int64(lo_row[b])
                 column_up[b] = widths_offset[b] + np.int64(up_row[b])
-        for q in range(start, last[row]):
+        for q in range(start, last[i]):
             t = bucket_table[q]
             if t >= 0 and single:
                 # one ranking weight: the row's columns of the bucket's table
@@ -1090,17 +1103,18 @@ class ConsensusInserter:
         # with nearby runs the same members: visit them together (each item's
         # position depends on that item alone, so the order changes nothing)
         visit = np.argsort(key, kind="stable")
-        lower = lower[visit]
-        upper = upper[visit]
         first = np.empty(n_new, dtype=np.int64)
         last = np.empty(n_new, dtype=np.int64)
         if search == "gallop":
             guess = np.searchsorted(state["block_keys"], key[visit])
         else:
             guess = np.full(n_new, -1, dtype=np.int64)
+        # the kernels read the rows of lower and upper through the visiting
+        # orders (no copies) and write each item's position at its row of out
         _block_search_kernel(
             lower,
             upper,
+            visit,
             guess,
             state["block_tables"],
             state["block_offset"],
@@ -1114,17 +1128,12 @@ class ConsensusInserter:
             last,
         )
         order = np.argsort(first, kind="stable")
-        lower, upper, first, last = (
-            lower[order],
-            upper[order],
-            first[order],
-            last[order],
-        )
-        placed = np.empty(n_new)
+        rows, first, last = visit[order], first[order], last[order]
         if state["full_tables"] is not None:
             _region_full_kernel(
                 lower,
                 upper,
+                rows,
                 first,
                 last,
                 state["full_tables"],
@@ -1133,12 +1142,13 @@ class ConsensusInserter:
                 data.total_weight,
                 state["mass_before_gap"],
                 state["bucket_mass"],
-                placed,
+                out,
             )
         else:
             _region_scan_kernel(
                 lower,
                 upper,
+                rows,
                 first,
                 last,
                 state["group_bounds"],
@@ -1152,9 +1162,8 @@ class ConsensusInserter:
                 state["widths_offset"],
                 state["sorted_t"],
                 state["sorted_masses"],
-                placed,
+                out,
             )
-        out[visit[order]] = placed
 
     def _fast_numpy(self, lower, upper, keys, window, search):
         """The fast method for one chunk of thresholds (and search keys), in numpy.
