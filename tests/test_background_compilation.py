@@ -46,14 +46,15 @@ def test_a_first_fit_starts_one_process(cold):
     assert start_background_compilation()
     assert (directory / LOCK_NAME).exists()
     ((command, kwargs),) = spawned.calls
-    assert command[:3] == [sys.executable, "-m", "treerank.aggregation._warmup"]
-    assert command[3] == str(directory)
-    # the process starts none itself and finds this treerank first
-    assert kwargs["env"][ENVIRONMENT_SWITCH] == "0"
+    assert command[:2] == [sys.executable, "-c"]
+    # it runs this module with this treerank first on its path, whatever
+    # the working directory holds, and starts no process itself
     import treerank
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(treerank.__file__)))
-    assert kwargs["env"]["PYTHONPATH"].split(os.pathsep)[0] == root
+    root = os.path.dirname(os.path.dirname(os.path.realpath(treerank.__file__)))
+    assert command[3:] == [root, str(directory)]
+    assert "treerank.aggregation._warmup" in command[2]
+    assert kwargs["env"][ENVIRONMENT_SWITCH] == "0"
     assert kwargs["stdout"] == subprocess.DEVNULL
     # once per process
     assert not start_background_compilation()

@@ -13,12 +13,13 @@ drop from about 19 s to about 12 s of compilation and fitting (measured by
 :func:`start_background_compilation` starts that process, at most once per
 process, only when the median's kernels are neither compiled here nor in the
 cache, and never when ``TREERANK_BACKGROUND_COMPILE=0`` is set. The process
-(``python -m treerank.aggregation._warmup``) aggregates a synthetic forest
-through the same code a fit and a prediction use, so that it compiles the
-same specializations; it writes nothing but numba's cache, and a lock file
-next to it for its lifetime so that concurrent fits start one process, not
-one each. If it is not done when the fit needs a kernel, the fit compiles
-that kernel itself, as it would without it: the results never depend on it.
+(this module run as a script, with this treerank first on its path)
+aggregates a synthetic forest through the same code a fit and a prediction
+use, so that it compiles the same specializations; it writes nothing but
+numba's cache, and a lock file next to it for its lifetime so that
+concurrent fits start one process, not one each. If it is not done when
+the fit needs a kernel, the fit compiles that kernel itself, as it would
+without it: the results never depend on it.
 """
 
 import os
@@ -154,18 +155,21 @@ def start_background_compilation():
         directory = _cold_cache_directory()
         if directory is None or not _take_lock(directory):
             return False
-        # the directory holding this treerank package, first on the path
+        # the directory holding this treerank package
         package_root = str(Path(__file__).resolve().parents[2])
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(
-            [package_root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
-        )
         env[ENVIRONMENT_SWITCH] = "0"
     except Exception:  # an optimization must never fail a fit
         return False
     try:
+        # this package first on the path, before the working directory
+        # (which ``python -m`` would put first)
+        code = (
+            "import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); "
+            "runpy.run_module('treerank.aggregation._warmup', run_name='__main__')"
+        )
         subprocess.Popen(
-            [sys.executable, "-m", "treerank.aggregation._warmup", str(directory)],
+            [sys.executable, "-c", code, package_root, str(directory)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
