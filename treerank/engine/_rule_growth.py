@@ -52,6 +52,27 @@ def _stays_leaf(depth, count, pos, neg, max_depth, min_leaf):
     return depth >= max_depth or count < 2 * min_leaf or pos <= 0.0 or neg <= 0.0
 
 
+# unit roundoff of float64
+_ROUNDOFF = 2.0**-53
+
+
+@jit
+def _remaining_weight(total, part, n_terms):
+    """``total - part`` for sums of at most ``n_terms`` non-negative weights.
+
+    A class absent from the right child leaves a residue of the rounding of
+    the two sums (of either sign) instead of 0: a pure child would look
+    impure, grow splits of zero gain and, drawing features for them, shift
+    the rest of the tree's random stream (rescaling the weights by 3 changed
+    such trees). A difference within the rounding error of the sums (at most
+    ``2 n u total``) is 0.
+    """
+    remaining = total - part
+    if remaining <= 2.0 * n_terms * _ROUNDOFF * total:
+        return 0.0
+    return remaining
+
+
 @jit
 def _partition(codes, rows, start, stop, feature, threshold_bin, missing_left, scratch):
     """Stable in-place partition of a segment by a split; returns the left size."""
@@ -510,8 +531,8 @@ def grow_rule(
         depth[right] = depth[t] + 1
         pos[left] = left_pos
         neg[left] = left_neg
-        pos[right] = pos[t] - left_pos
-        neg[right] = neg[t] - left_neg
+        pos[right] = _remaining_weight(pos[t], left_pos, count)
+        neg[right] = _remaining_weight(neg[t], left_neg, count)
         low[left] = low[t]
         high[left] = high[t]
         low[right] = low[t]
