@@ -20,14 +20,14 @@ from treerank.aggregation._warmup import (
 
 
 class Spawned:
-    """Stands for subprocess.Popen: records the commands and environments."""
+    """Stands for subprocess.run: records the commands and environments."""
 
     def __init__(self):
         self.calls = []
 
     def __call__(self, command, **kwargs):
         self.calls.append((command, kwargs))
-        return None
+        return subprocess.CompletedProcess(command, 0)
 
 
 @pytest.fixture
@@ -36,7 +36,7 @@ def cold(monkeypatch, tmp_path):
     spawned = Spawned()
     monkeypatch.setattr(_warmup, "_started", False)
     monkeypatch.setattr(_warmup, "_cold_cache_directory", lambda: tmp_path)
-    monkeypatch.setattr(_warmup.subprocess, "Popen", spawned)
+    monkeypatch.setattr(_warmup.subprocess, "run", spawned)
     monkeypatch.delenv(ENVIRONMENT_SWITCH, raising=False)
     return spawned, tmp_path
 
@@ -46,19 +46,61 @@ def test_a_first_fit_starts_one_process(cold):
     assert start_background_compilation()
     assert (directory / LOCK_NAME).exists()
     ((command, kwargs),) = spawned.calls
-    assert command[:2] == [sys.executable, "-c"]
-    # it runs this module with this treerank first on its path, whatever
+    # a launcher starts the compiling process detached and exits
+    # (without the site module: it needs the standard library only)
+    assert command[:4] == [sys.executable, "-S", "-c", _warmup._LAUNCHER]
+    assert command[4:6] == [sys.executable, "-c"]
+    # which runs this module with this treerank first on its path, whatever
     # the working directory holds, and starts no process itself
     import treerank
 
     root = os.path.dirname(os.path.dirname(os.path.realpath(treerank.__file__)))
-    assert command[3:] == [root, str(directory)]
-    assert "treerank.aggregation._warmup" in command[2]
+    assert command[7:] == [root, str(directory)]
+    assert "treerank.aggregation._warmup" in command[6]
     assert kwargs["env"][ENVIRONMENT_SWITCH] == "0"
     assert kwargs["stdout"] == subprocess.DEVNULL
     # once per process
     assert not start_background_compilation()
     assert len(spawned.calls) == 1
+
+
+def test_a_failing_launcher_releases_the_lock(cold, monkeypatch):
+    _, directory = cold
+    monkeypatch.setattr(
+        _warmup.subprocess,
+        "run",
+        lambda command, **kwargs: subprocess.CompletedProcess(command, 1),
+    )
+    assert not start_background_compilation()
+    assert not (directory / LOCK_NAME).exists()
+
+
+def test_the_launcher_leaves_no_child_behind(tmp_path):
+    # the launcher starts its command and exits at once; the command runs on
+    import time as clock
+
+    marker = tmp_path / "ran"
+    started = clock.perf_counter()
+    subprocess.run(
+        [
+            sys.executable,
+            "-S",
+            "-c",
+            _warmup._LAUNCHER,
+            sys.executable,
+            "-c",
+            "import pathlib, sys, time; time.sleep(4); "
+            "pathlib.Path(sys.argv[1]).write_text('done')",
+            str(marker),
+        ],
+        check=True,
+        timeout=60,
+    )
+    assert clock.perf_counter() - started < 3  # did not wait for the 4 s
+    deadline = clock.perf_counter() + 60
+    while not marker.exists() and clock.perf_counter() < deadline:
+        clock.sleep(0.1)
+    assert marker.read_text() == "done"
 
 
 def test_switched_off_by_the_environment(cold, monkeypatch):
@@ -99,7 +141,7 @@ def test_a_failed_start_never_fails_the_fit(cold, monkeypatch):
     def refuse(*args, **kwargs):
         raise OSError("no processes here")
 
-    monkeypatch.setattr(_warmup.subprocess, "Popen", refuse)
+    monkeypatch.setattr(_warmup.subprocess, "run", refuse)
     assert not start_background_compilation()
     assert not (directory / LOCK_NAME).exists()  # released for another try
 

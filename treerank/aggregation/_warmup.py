@@ -38,6 +38,14 @@ LOCK_NAME = "treerank-warmup.lock"
 # a lock older than this is left over by a process that did not finish
 _STALE_LOCK_SECONDS = 600.0
 _started = False
+# starts the command of its arguments in a new session, detached, and exits
+_LAUNCHER = (
+    "import os, subprocess, sys; "
+    "subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL, "
+    "stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True, "
+    "start_new_session=os.name == 'posix'); "
+    "os._exit(0)"
+)
 
 
 def warm_median_kernels(n_rows=2000, n_trees=100, n_leaves=40, seed=0):
@@ -161,22 +169,28 @@ def start_background_compilation():
         env[ENVIRONMENT_SWITCH] = "0"
     except Exception:  # an optimization must never fail a fit
         return False
+    # the compiling process runs this module with this package first on its
+    # path (before the working directory, which ``python -m`` would put
+    # first); a short-lived launcher starts it and exits at once, so that
+    # this process waits for the launcher only and holds no handle on a
+    # running child (whose collection would warn that it still runs)
+    code = (
+        "import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); "
+        "runpy.run_module('treerank.aggregation._warmup', run_name='__main__')"
+    )
+    command = [sys.executable, "-c", code, package_root, str(directory)]
     try:
-        # this package first on the path, before the working directory
-        # (which ``python -m`` would put first)
-        code = (
-            "import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); "
-            "runpy.run_module('treerank.aggregation._warmup', run_name='__main__')"
-        )
-        subprocess.Popen(
-            [sys.executable, "-c", code, package_root, str(directory)],
+        launched = subprocess.run(
+            [sys.executable, "-S", "-c", _LAUNCHER, *command],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             env=env,
-            close_fds=True,
-            start_new_session=os.name == "posix",
+            timeout=60,
+            check=False,
         )
+        if launched.returncode != 0:
+            raise OSError("the launcher failed")
     except Exception:
         (directory / LOCK_NAME).unlink(missing_ok=True)
         return False
