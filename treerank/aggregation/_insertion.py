@@ -436,10 +436,12 @@ def _region_full_kernel(
 
 
 @njit(cache=True, nogil=True)
-def _group_table_sum(tables, base, widths_offset, lower, upper, bounds, values):
+def _group_table_sum(tables, base, column_lo, column_up, bounds, values):
     """Weighted sums over rankings of two table entries per ranking.
 
-    ``tables[base + widths_offset[b] + threshold]`` is ranking b's entry.
+    ``tables[base + column_lo[b]]`` and ``tables[base + column_up[b]]`` are
+    ranking b's entries (the columns of an item's thresholds, computed once
+    per item and shared by every table it reads).
     """
     below = 0.0
     at_most = 0.0
@@ -449,10 +451,9 @@ def _group_table_sum(tables, base, widths_offset, lower, upper, bounds, values):
             continue
         lt = 0.0
         le = 0.0
-        for b in range(bounds[g], bounds[g + 1]):
-            row = base + widths_offset[b]
-            lt += np.float64(tables[row + lower[b]])
-            le += np.float64(tables[row + upper[b]])
+        for b in range(np.uint64(bounds[g]), np.uint64(bounds[g + 1])):
+            lt += np.float64(tables[np.uint64(base + column_lo[b])])
+            le += np.float64(tables[np.uint64(base + column_up[b])])
         below += value * lt
         at_most += value * le
     return below, at_most
@@ -501,31 +502,17 @@ def _region_scan_kernel(
         best = 0.0
         best_slot = 0
         gap = 0.0
-        if single:
-            for b in range(n_rankings):
-                column_lo[b] = widths_offset[b] + np.int64(lo_row[b])
-                column_up[b] = widths_offset[b] + np.int64(up_row[b])
+        for b in range(n_rankings):
+            column_lo[b] = widths_offset[b] + np.int64(lo_row[b])
+            column_up[b] = widths_offset[b] + np.int64(up_row[b])
         for q in range(start, last[i]):
             t = bucket_table[q]
-            if t >= 0 and single:
-                # one ranking weight: the row's columns of the bucket's table
-                # (computed once per row), summed in the order of
-                # _group_table_sum
-                base = t * bucket_stride
-                below = 0.0
-                not_above = 0.0
-                for b in range(n_rankings):
-                    below += np.float64(bucket_tables[base + column_lo[b]])
-                    not_above += np.float64(bucket_tables[base + column_up[b]])
-                better = weight * below
-                at_most = weight * not_above
-            elif t >= 0:
+            if t >= 0:
                 better, at_most = _group_table_sum(
                     bucket_tables,
                     t * bucket_stride,
-                    widths_offset,
-                    lo_row,
-                    up_row,
+                    column_lo,
+                    column_up,
                     group_bounds,
                     group_values,
                 )
