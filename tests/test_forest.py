@@ -352,12 +352,14 @@ def test_threaded_insertion_of_unseen_cells_changes_nothing():
 def test_breast_cancer_median_keeps_the_resolution_and_the_auc_of_the_mean():
     """Issue 12: the stratified 70/30 split of breast cancer (seed 0).
 
-    The median's buckets alone give a handful of distinct scores; broken by
-    the mean leaf score, the 171 test rows get more than 85. Its AUC is the
-    mean's up to a few of the 6,848 positive-negative pairs: over ten forests
-    (seeds 0-9) the two differ by at most 3 pairs and by less than one pair on
-    average (``benchmarks/results/median_variants.md`` has the real-data
-    benchmark: equivalent within 0.0005 AUC).
+    The median's buckets alone give few distinct scores (12 to 21 after the
+    default 3 passes of the local search, 4 or 5 after 10); broken by the mean
+    leaf score, the 171 test rows get more than 85. Its AUC is the mean's up
+    to a few of the 6,848 positive-negative pairs: over ten forests (seeds
+    0-9) the two differ by at most 6 pairs (0.0009 AUC; at most 2 after 10
+    passes) and by about one pair on average
+    (``benchmarks/results/median_variants.md`` has the real-data benchmark:
+    equivalent within 0.0005 AUC).
     """
     from sklearn.model_selection import train_test_split
 
@@ -374,15 +376,15 @@ def test_breast_cancer_median_keeps_the_resolution_and_the_auc_of_the_mean():
         median = forest.decision_function(X_test)
         assert np.unique(median).shape[0] >= 85
         forest.set_params(tie_breaking=None)
-        assert np.unique(forest.decision_function(X_test)).shape[0] < 20
+        assert np.unique(forest.decision_function(X_test)).shape[0] < 25
         forest.set_params(tie_breaking="mean", aggregation="mean")
         mean = forest.decision_function(X_test)
         differences.append(
             (roc_auc_score(y_test, median) - roc_auc_score(y_test, mean)) * pairs
         )
     differences = np.round(differences)
-    assert np.all(np.abs(differences) <= 3)
-    assert abs(differences.mean()) < 1
+    assert np.all(np.abs(differences) <= 6)
+    assert abs(differences.mean()) < 1.5
 
 
 def test_aggregation_max_iter_must_be_positive():

@@ -182,8 +182,8 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
         its local search ("auto" beyond 7 cells) runs once, from the better of
         the Borda and mean-rank orders, with moves within 3 buckets, at every
         size.
-    aggregation_max_iter : int, default=10
-        Passes of the median's local search.
+    aggregation_max_iter : int, default=3
+        Passes of the median's local search (see :class:`~treerank.RankingForest`).
     aggregation_tol : float, default=1e-5
         Relative decrease of the objective below which the search stops.
     n_jobs : int or None, default=None
@@ -250,7 +250,7 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
         aggregation="median",
         tie_breaking="mean",
         aggregation_method="auto",
-        aggregation_max_iter=10,
+        aggregation_max_iter=3,
         aggregation_tol=1e-5,
         n_jobs=None,
         random_state=None,
