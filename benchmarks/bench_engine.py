@@ -505,7 +505,7 @@ def main():
             "The default `RankingForest()` (100 trees) fitted on 2,000 x 20 rows "
             "(`make_classification`, 8 informative features) and scoring 2,000 "
             "unseen rows, in a new process with an empty numba cache (where a "
-            "second process compiles the median's kernels while the fit compiles "
+            "second process compiles the routing's and the median's kernels while the fit compiles "
             "the growth's), then in a later process that loads the kernels from "
             "that cache, and in a new process with an empty cache and "
             "`TREERANK_BACKGROUND_COMPILE=0`; wall seconds (compiling: of this "

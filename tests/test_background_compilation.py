@@ -16,6 +16,7 @@ from treerank.aggregation._warmup import (
     LOCK_NAME,
     start_background_compilation,
     warm_median_kernels,
+    warm_routing_kernels,
 )
 
 
@@ -165,6 +166,19 @@ def test_only_a_median_forest_starts_it(monkeypatch, aggregation):
     assert len(calls) == (aggregation == "median")
 
 
+def test_the_stumps_send_rows_by_their_first_feature():
+    # the hand-made trees are valid ranking trees: x0 > 0 is the better
+    # leaf (rank 0) in every tree, a missing x0 goes to one side in all
+    ranks = warm_routing_kernels(n_rows=50, n_trees=2, seed=3)
+    rng = np.random.default_rng(3)
+    rng.integers(0, 255, size=(50, 3), dtype=np.uint8)  # the codes it routes first
+    X = rng.normal(size=(50, 3))
+    expected = np.where(X[:, 0] > 0, 0, 1)
+    np.testing.assert_array_equal(ranks[1:, 0], expected[1:])
+    np.testing.assert_array_equal(ranks[:, 0], ranks[:, 1])
+    assert ranks[0, 0] in (0, 1)
+
+
 def test_the_synthetic_forest_is_aggregated():
     aggregate = warm_median_kernels(n_rows=300, n_trees=6, n_leaves=5, seed=1)
     assert aggregate.consensus_.shape == (aggregate.n_cells_,)
@@ -199,9 +213,9 @@ _FIRST_FIT = textwrap.dedent(
 
 @pytest.mark.slow
 def test_the_process_compiles_what_a_first_fit_needs(tmp_path):
-    # in an empty cache, the process's synthetic forest compiles the same
-    # specializations as a default forest's fit and scoring: after it, the
-    # fit compiles no kernel of the aggregation package
+    # in an empty cache, the process's stumps and synthetic forest compile the
+    # same specializations as a default forest's fit and scoring: after it,
+    # the fit compiles no kernel of the aggregation package or of the routing
     import json
 
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
@@ -221,5 +235,7 @@ def test_the_process_compiles_what_a_first_fit_needs(tmp_path):
         timeout=600,
     )
     compiled = json.loads(result.stdout.splitlines()[-1])
-    assert any(name.startswith("treerank.engine") for name in compiled)
-    assert [n for n in compiled if n.startswith("treerank.aggregation")] == []
+    # the growth's kernels are left to the fit; the routing's are not
+    assert any(name.startswith("treerank.engine._tree_growth") for name in compiled)
+    ahead = ("treerank.aggregation", "treerank.engine._routing")
+    assert [n for n in compiled if n.startswith(ahead)] == []

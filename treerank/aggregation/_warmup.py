@@ -1,21 +1,24 @@
-"""Compile the median's kernels ahead, in a second process, on a first fit.
+"""Compile the routing's and the median's kernels ahead, in a second process.
 
 The first forest fit after installing compiles numba kernels one after the
-other: the tree growth's, then the median's (common subpartition, Kemeny
-local search, cell index, insertion of unseen cells). The median's do not
-depend on the trees, so while the fit compiles the growth, a second Python
-process can compile them on the other core and store them in numba's cache,
-where the fit finds them when it gets there: on the two-core machine of the
-benchmark, the first fit and scoring of a default forest on 2,000 x 20 rows
-drop from about 19 s to about 12 s of compilation and fitting (measured by
-``benchmarks/bench_engine.py``'s compile part).
+other: the tree growth's, the routing's (a tree's decision graph, the rows
+outside its sample), then the median's (common subpartition, Kemeny local
+search, cell index, insertion of unseen cells). The routing's and the
+median's do not depend on the trees being grown, so while the fit compiles
+the growth, a second Python process can compile them on the other core and
+store them in numba's cache, where the fit finds them when it gets there: on
+the two-core machine of the benchmark, the first fit and scoring of a
+default forest on 2,000 x 20 rows drop from about 19 s to about 11 s of
+compilation and fitting (measured by ``benchmarks/bench_engine.py``'s
+compile part).
 
 :func:`start_background_compilation` starts that process, at most once per
 process, only when the median's kernels are neither compiled here nor in the
 cache, and never when ``TREERANK_BACKGROUND_COMPILE=0`` is set. The process
-(this module run as a script, with this treerank first on its path)
-aggregates a synthetic forest through the same code a fit and a prediction
-use, so that it compiles the same specializations; it writes nothing but
+(this module run as a script, with this treerank first on its path) routes
+rows through hand-made one-split trees and aggregates a synthetic forest
+through the same code a fit and a prediction use, so that it compiles the
+same specializations; it writes nothing but
 numba's cache, and a lock file next to it for its lifetime so that
 concurrent fits start one process, not one each. If it is not done when
 the fit needs a kernel, the fit compiles that kernel itself, as it would
@@ -30,7 +33,11 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["start_background_compilation", "warm_median_kernels"]
+__all__ = [
+    "start_background_compilation",
+    "warm_median_kernels",
+    "warm_routing_kernels",
+]
 
 # set to "0" to never start the process
 ENVIRONMENT_SWITCH = "TREERANK_BACKGROUND_COMPILE"
@@ -96,6 +103,70 @@ def warm_median_kernels(n_rows=2000, n_trees=100, n_leaves=40, seed=0):
     return aggregate
 
 
+def warm_routing_kernels(n_rows=64, n_features=3, n_trees=3, seed=0):
+    """Route rows through hand-made one-split trees, as a fit and a scoring do.
+
+    Compiles the kernels that build a tree's decision graph and route rows
+    through it: by their bin codes (the training rows outside a tree's
+    sample) and by their values (new rows), with the argument types a forest
+    passes them.
+
+    Parameters
+    ----------
+    n_rows, n_features, n_trees : int
+        Size of the synthetic data and of the forest of identical stumps.
+    seed : int
+        Seed of the synthetic rows.
+
+    Returns
+    -------
+    leaf_ranks : ndarray of int32 of shape (n_rows, n_trees)
+        The leaf rank of each row in each stump, routed by value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank.aggregation._warmup import warm_routing_kernels
+    >>> ranks = warm_routing_kernels(n_rows=8, n_trees=2)
+    >>> ranks.shape, sorted(np.unique(ranks).tolist()) == [0, 1]
+    ((8, 2), True)
+    """
+    from treerank.engine import Router, SplitRules, route_binned
+    from treerank.tree._structure import RankingTreeStructure
+
+    # one master split whose rule is one split on feature 0: left (the
+    # better side) when x0 > 0, i.e. its rule's right leaf
+    rules = SplitRules(
+        feature=[0, -1, -1],
+        threshold=[0.0, 0.0, 0.0],
+        missing_left=[False, False, False],
+        child_left=[1, -1, -1],
+        child_right=[2, -1, -1],
+        left_leaf=[False, False, True],
+        improvement=[1.0, 0.0, 0.0],
+        threshold_bin=[127, 0, 0],
+    )
+    structure = RankingTreeStructure(
+        [1, -1, -1],
+        [2, -1, -1],
+        [2.0, 1.0, 1.0],
+        [2.0, 1.0, 1.0],
+        rules=rules,
+        rule_start=[0, -1, -1],
+        rule_stop=[3, -1, -1],
+        n_features=n_features,
+    )
+    graph = structure.graph()
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, 255, size=(n_rows, n_features), dtype=np.uint8)
+    routed = np.full(n_rows, -1, dtype=np.int32)
+    route_binned(graph, rules.category_sets, codes, np.arange(n_rows), routed)
+    X = rng.normal(size=(n_rows, n_features))
+    X[0, 0] = np.nan
+    router = Router([graph] * n_trees, [rules.category_sets] * n_trees)
+    return router.leaf_ranks(X)
+
+
 def _median_kernels():
     from treerank.aggregation import _insertion, _kernels
 
@@ -137,7 +208,7 @@ def _take_lock(directory):
 
 
 def start_background_compilation():
-    """Start compiling the median's kernels in a second process, if useful.
+    """Start compiling the routing's and the median's kernels in a second process, if useful.
 
     Does nothing when ``TREERANK_BACKGROUND_COMPILE`` is ``"0"``, when it
     already ran in this process, when the kernels are compiled or cached,
@@ -200,6 +271,9 @@ def start_background_compilation():
 def _main(argv):
     lock = Path(argv[1]) / LOCK_NAME if len(argv) > 1 else None
     try:
+        # the routing first: a fit needs it after its first tree's growth,
+        # and it compiles in about a second
+        warm_routing_kernels()
         warm_median_kernels()
     finally:
         if lock is not None:
