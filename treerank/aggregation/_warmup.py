@@ -208,7 +208,7 @@ def _take_lock(directory):
 
 
 def start_background_compilation():
-    """Start compiling the routing's and the median's kernels in a second process, if useful.
+    """Start compiling the routing's and the median's kernels in a second process.
 
     Does nothing when ``TREERANK_BACKGROUND_COMPILE`` is ``"0"``, when it
     already ran in this process, when the kernels are compiled or cached,
