@@ -394,6 +394,45 @@ def test_rules_fitted_on_a_sample_split_all_the_rows(missing):
     assert tree.score(X_test, y_test) > whole.score(X_test, y_test) - 0.03
 
 
+@pytest.mark.parametrize("max_fit_rows", [None, 150])
+def test_rules_grown_on_node_local_copies_are_the_rules_of_the_rows(
+    monkeypatch, max_fit_rows
+):
+    # the compiled growth fits each rule on a node-local copy of its rows'
+    # codes, classes and weights; the uncompiled growth with no copy (rules
+    # read the shared arrays through the row indices) grows the same tree
+    from treerank.engine import _grow, _tree_growth
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(500, 5))
+    X[:, 4] = rng.integers(0, 6, size=500)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    y = (np.nan_to_num(X[:, 0]) + rng.normal(size=500) > 0).astype(int)
+    mapper = BinMapper(categorical=[False] * 4 + [True]).fit(X)
+    codes = mapper.transform(X)
+    weights = rng.poisson(1.0, size=500) * rng.random(500)
+    rows = np.flatnonzero(weights > 0)
+    params = GrowthParams(
+        min_samples_split=20,
+        rule_max_depth=3,
+        min_samples_leaf=5,
+        rule_max_features=2,
+        max_fit_rows=max_fit_rows,
+    )
+    compiled = grow_ranking_tree(codes, y, weights, rows, mapper, params, seed=7)
+    monkeypatch.setattr(_tree_growth, "_GATHER_MAX_FEATURES", 0)
+    monkeypatch.setattr(_grow, "grow_tree", _tree_growth.grow_tree.py_func)
+    shared = grow_ranking_tree(codes, y, weights, rows, mapper, params, seed=7)
+    assert compiled.children_left.shape[0] > 5
+    for name in ("children_left", "n_pos", "n_neg", "rule_start", "gain"):
+        np.testing.assert_array_equal(getattr(compiled, name), getattr(shared, name))
+    for name in ("feature", "threshold", "left_leaf", "category", "improvement"):
+        np.testing.assert_array_equal(
+            getattr(compiled.rules, name), getattr(shared.rules, name)
+        )
+    np.testing.assert_array_equal(compiled.leaf_rank_of_row, shared.leaf_rank_of_row)
+
+
 def test_nodes_no_larger_than_max_samples_give_the_same_tree():
     rng = np.random.default_rng(2)
     X = rng.normal(size=(800, 3))

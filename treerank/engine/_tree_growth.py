@@ -26,6 +26,14 @@ from treerank.engine._sorting import stable_argsort
 
 __all__ = ["grow_tree"]
 
+# a rule is grown on a node-local copy of its rows' codes, classes and weights
+# (gathered once, then read in order by each level of the inner tree) when a
+# row's codes fit in about a cache line: each level of the inner tree then
+# reads contiguous memory instead of the node's scattered rows of ``codes``
+_GATHER_MAX_FEATURES = 64
+# rows of the node-local copy when the rules are fitted on all the node's rows
+_GATHER_MAX_ROWS = 1 << 16
+
 
 @jit
 def _enlarge(array, size):
@@ -128,6 +136,18 @@ def grow_tree(
     scratch = np.empty(rows.shape[0], dtype=np.int64)
     sub = np.empty(min(max(max_fit_rows, 0), rows.shape[0]), dtype=np.int64)
     leaf_of_row = np.full(n_samples, -1, dtype=np.int32)
+    # node-local copies (see _GATHER_MAX_FEATURES), with the argument types of
+    # the global arrays: one compilation of grow_rule
+    local_capacity = 0
+    if n_features <= _GATHER_MAX_FEATURES:
+        local_capacity = min(
+            rows.shape[0], max_fit_rows if max_fit_rows > 0 else _GATHER_MAX_ROWS
+        )
+    local_codes = np.empty((local_capacity, n_features), dtype=codes.dtype)
+    local_y = np.empty(local_capacity, dtype=y.dtype)
+    local_w = np.empty(local_capacity, dtype=w.dtype)
+    local_m = np.empty(local_capacity, dtype=m.dtype)
+    local_rows = np.empty(local_capacity, dtype=rows.dtype)
 
     capacity = 64
     children_left = np.empty(capacity, dtype=np.int32)
@@ -259,14 +279,30 @@ def grow_tree(
                 category = _enlarge(category, rule_capacity)
                 category_sets = _enlarge_rows(category_sets, rule_capacity)
             sets_before = n_category_sets[0]
+            n_fit = fit_stop - fit_start
+            gathered = n_fit <= local_capacity
+            if gathered:
+                for i in range(n_fit):
+                    row = fitted_rows[fit_start + i]
+                    for f in range(n_features):
+                        local_codes[i, f] = codes[row, f]
+                    local_y[i] = y[row]
+                    local_w[i] = w[row]
+                    local_m[i] = m[row]
+                    local_rows[i] = i
+                rule_codes, rule_y, rule_w = local_codes, local_y, local_w
+                rule_m, rule_rows, rule_start_row = local_m, local_rows, np.int64(0)
+            else:
+                rule_codes, rule_y, rule_w, rule_m = codes, y, w, m
+                rule_rows, rule_start_row = fitted_rows, fit_start
             n_inner, n_left, gain = grow_rule(
-                codes,
-                y,
-                w,
-                m,
-                fitted_rows,
-                fit_start,
-                fit_stop,
+                rule_codes,
+                rule_y,
+                rule_w,
+                rule_m,
+                rule_rows,
+                rule_start_row,
+                rule_start_row + n_fit,
                 node_features,
                 n_bins,
                 is_categorical,
@@ -291,6 +327,12 @@ def grow_tree(
                 n_category_sets,
                 n_rule_nodes,
             )
+            if gathered and not sampled:
+                # the node's rows in the order the rule's growth left them
+                for i in range(n_fit):
+                    scratch[i] = rows[start + local_rows[i]]
+                for i in range(n_fit):
+                    rows[start + i] = scratch[i]
             if sampled:  # all the node's rows split by the rule
                 n_left, gain = split_by_rule(
                     codes,
