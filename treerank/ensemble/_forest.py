@@ -283,12 +283,13 @@ class RankingForest(DefaultLeafRankMixin, TreeAggregate):
         objective (on 20,000 rows of ``make_classification`` and 100 trees the
         objective after 10 passes is 0.69 of Borda's, 0.99 after 3), mostly by
         merging buckets whose order the mean tie-break then decides, and they
-        do not change test AUC: 10 passes instead of 3 differ by
-        -0.0001 +- 0.0005 (34 real data sets, 5 folds, paired) and
-        -0.0001 +- 0.0002 / 0.0000 +- 0.0000 (9 larger sets at 1,000-4,000 /
-        16,000 rows), while taking up to a third of the fit from a few
-        thousand rows up (``benchmarks/results/predict.md``). Raise it for a
-        closer Kemeny consensus (``consensus_objective_``).
+        do not change test AUC: 3 passes minus 10, paired, -0.0001 +- 0.0005
+        (34 real data sets, 5 folds) and -0.0001 +- 0.0002 / 0.0000 +- 0.0000
+        (9 larger sets at 1,000-4,000 / 16,000 rows;
+        ``benchmarks/results/median_passes.md``), while the 7 more took up
+        to a third of the fit from a few thousand rows up
+        (``benchmarks/results/predict.md``). Raise it for a closer Kemeny
+        consensus (``consensus_objective_``).
     aggregation_tol : float, default=1e-5
         The local search also stops when a pass lowers the objective by less
         than this fraction of its value (0: only ``aggregation_max_iter``).
