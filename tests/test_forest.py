@@ -392,3 +392,28 @@ def test_aggregation_max_iter_must_be_positive():
     X, y = NestedSquares().sample(60, random_state=0)
     with pytest.raises(ValueError, match="aggregation_max_iter"):
         RankingForest(n_estimators=2, aggregation_max_iter=0).fit(X, y)
+
+
+def test_refined_objective_is_that_of_the_tie_broken_order_on_first_access():
+    """The diagnostic is computed when asked for, as fitted, from any copy."""
+    import pickle
+
+    from treerank.aggregation import kemeny_objective
+
+    X, y = NestedSquares().sample(400, random_state=1)
+    forest = RankingForest(n_estimators=12, random_state=0).fit(X, y)
+    assert forest.__dict__["_refined_objective"] == "pending"
+    scores = forest._median_scores(forest.cells_)
+    order = np.unique(-scores, return_inverse=True)[1].ravel()
+    expected = kemeny_objective(
+        order, forest._inserter.rankings, item_weights=forest.cell_weights_
+    )
+    copy = pickle.loads(pickle.dumps(forest))
+    forest.set_params(tie_breaking=None)  # after the fit: no effect on it
+    assert forest.refined_objective_ == expected
+    assert copy.refined_objective_ == expected
+    # the broken ties order pairs the trees tie: never below the median's
+    assert expected >= forest.consensus_objective_
+    unbroken = RankingForest(n_estimators=12, tie_breaking=None, random_state=0)
+    assert unbroken.fit(X, y).refined_objective_ is None
+    assert not hasattr(RankingForest(), "refined_objective_")
