@@ -471,13 +471,10 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
             value = self.__dict__["_refined_objective"]
         except KeyError:
             raise AttributeError("refined_objective_") from None
-        if isinstance(value, str) and value == _PENDING:
+        if isinstance(value, str):  # _PENDING
             # the order of the cells that scoring gives them with the ties
             # broken by the mean (as fitted, whatever tie_breaking is now)
-            rows = np.ascontiguousarray(self.cells_, dtype=np.int32)
-            key = -2.0 * self._median_positions(rows) + 0.9 * (
-                LeafTable(self.leaf_values_).mean(rows) - 0.5
-            )
+            key = self._median_scores(self.cells_, break_ties=True)
             refined = np.unique(-key, return_inverse=True)[1].ravel()
             value = float(
                 kemeny_objective(
@@ -605,7 +602,7 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
             return LeafTable(self._midranks).mean(leaf_ranks)
         return self._median_scores(leaf_ranks)
 
-    def _median_scores(self, leaf_ranks):
+    def _median_scores(self, leaf_ranks, break_ties=None):
         """Scores in the median's order, ties broken by the mean leaf score.
 
         A row of a seen cell takes its cell's consensus bucket, a row of an
@@ -615,25 +612,25 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
         is ``-2 * position``, plus, with ``tie_breaking="mean"``, the mean
         leaf value (in [0, 1]) mapped into [-0.45, 0.45]: the order between
         buckets is the median's, and within a bucket the mean's.
+        ``break_ties`` overrides ``tie_breaking`` (None: as set).
         """
         rows = np.ascontiguousarray(leaf_ranks, dtype=np.int32)
-        scores = -2.0 * self._median_positions(rows)
-        if self.tie_breaking == "mean":  # leaf values lie in [0, 1]
+        if getattr(self, "_monotonic", False):
+            position = self._insert(rows)
+        else:
+            cell = self._cell_index.lookup(rows)
+            position = np.empty(rows.shape[0], dtype=np.float64)
+            seen = cell >= 0
+            position[seen] = self.consensus_[cell[seen]]
+            if not seen.all():
+                unseen = np.flatnonzero(~seen)
+                position[unseen] = self._insert(rows, unseen)
+        scores = -2.0 * position
+        if break_ties is None:
+            break_ties = self.tie_breaking == "mean"
+        if break_ties:  # leaf values lie in [0, 1]
             scores += 0.9 * (LeafTable(self.leaf_values_).mean(rows) - 0.5)
         return scores
-
-    def _median_positions(self, rows):
-        """Consensus position of each row of leaf ranks (int32, C order)."""
-        if getattr(self, "_monotonic", False):
-            return self._insert(rows)
-        cell = self._cell_index.lookup(rows)
-        position = np.empty(rows.shape[0], dtype=np.float64)
-        seen = cell >= 0
-        position[seen] = self.consensus_[cell[seen]]
-        if not seen.all():
-            unseen = np.flatnonzero(~seen)
-            position[unseen] = self._insert(rows, unseen)
-        return position
 
     def _insert(self, rows, index=None):
         """Consensus positions of the unseen cells ``rows[index]`` (all rows if None).
