@@ -75,22 +75,26 @@ def _remaining_weight(total, part, n_terms):
 
 @jit
 def _partition(codes, rows, start, stop, feature, threshold_bin, missing_left, scratch):
-    """Stable in-place partition of a segment by a split; returns the left size."""
+    """Stable in-place partition of a segment by a split; returns the left size.
+
+    Each row is written to both sides and only the count of its side moves
+    on: no branch on the side, which is close to a coin flip (a mispredicted
+    branch per row cost as much as the rest of the partition).
+    """
     n_left = 0
     n_right = 0
+    missing_goes_left = np.int64(1 if missing_left else 0)
     for i in range(start, stop):
         row = rows[i]
         code = codes[row, feature]
-        if code == MISSING_BIN:
-            left = missing_left
-        else:
-            left = code <= threshold_bin
-        if left:
-            rows[start + n_left] = row
-            n_left += 1
-        else:
-            scratch[n_right] = row
-            n_right += 1
+        # the missing bin (255) lies above every threshold
+        left = np.int64(code <= threshold_bin) | (
+            np.int64(code == MISSING_BIN) & missing_goes_left
+        )
+        rows[start + n_left] = row  # a position already read
+        scratch[n_right] = row
+        n_left += left
+        n_right += 1 - left
     for i in range(n_right):
         rows[start + n_left + i] = scratch[i]
     return n_left
@@ -100,22 +104,26 @@ def _partition(codes, rows, start, stop, feature, threshold_bin, missing_left, s
 def _partition_categories(
     codes, rows, start, stop, feature, category_set, missing_left, scratch
 ):
-    """Stable partition by a category subset (a 256-bit set); left size."""
+    """Stable partition by a category subset (a 256-bit set); left size.
+
+    Branch-free on the side, as :func:`_partition`.
+    """
     n_left = 0
     n_right = 0
+    missing_goes_left = np.int64(1 if missing_left else 0)
     for i in range(start, stop):
         row = rows[i]
         code = codes[row, feature]
         if code == MISSING_BIN:
-            left = missing_left
+            left = missing_goes_left
         else:
-            left = (category_set[code >> 6] >> np.uint64(code & 63)) & np.uint64(1)
-        if left:
-            rows[start + n_left] = row
-            n_left += 1
-        else:
-            scratch[n_right] = row
-            n_right += 1
+            left = np.int64(
+                (category_set[code >> 6] >> np.uint64(code & 63)) & np.uint64(1)
+            )
+        rows[start + n_left] = row  # a position already read
+        scratch[n_right] = row
+        n_left += left
+        n_right += 1 - left
     for i in range(n_right):
         rows[start + n_left + i] = scratch[i]
     return n_left
@@ -140,6 +148,7 @@ def _evaluate(
     best_order,
     low,
     high,
+    work,
 ):
     if is_categorical[f]:
         return search_categories(
@@ -173,6 +182,7 @@ def _evaluate(
         monotonic[f],
         low,
         high,
+        work,
     )
 
 
@@ -278,9 +288,13 @@ def grow_rule(
     P = 0.0
     N = 0.0
     M = 0.0
+    # unit sample weights: a row's weight is its multiplicity, and the
+    # histograms count rows by their weights (see build_histograms)
+    weights_are_counts = True
     for i in range(start, stop):
         row = rows[i]
         M += m[row]
+        weights_are_counts &= w[row] == m[row]
         if y[row] == 1:
             P += w[row]
         else:
@@ -320,6 +334,7 @@ def grow_rule(
     batch_features = np.empty(n_node_features, dtype=np.int64)
     best = np.empty(7, dtype=np.float64)
     best_order = np.empty(256, dtype=np.int64)
+    work = np.empty((5, 256), dtype=np.float64)  # the split search's scratch
 
     seg_start[0] = start
     seg_stop[0] = stop
@@ -345,6 +360,7 @@ def grow_rule(
             n_node_features,
             n_bins,
             hist_pool[slot[0]],
+            weights_are_counts,
         )
     stack[0] = 0
     top = 1
@@ -395,7 +411,18 @@ def grow_rule(
                 for jj in range(batch):
                     batch_features[jj] = node_features[order[visited + jj]]
                 build_histograms(
-                    codes, y, w, m, rows, s, e, batch_features, batch, n_bins, tmp
+                    codes,
+                    y,
+                    w,
+                    m,
+                    rows,
+                    s,
+                    e,
+                    batch_features,
+                    batch,
+                    n_bins,
+                    tmp,
+                    weights_are_counts,
                 )
                 for jj in range(batch):
                     f = batch_features[jj]
@@ -418,6 +445,7 @@ def grow_rule(
                         best_order,
                         low[t],
                         high[t],
+                        work,
                     ):
                         counted += 1
                     else:
@@ -452,6 +480,7 @@ def grow_rule(
                     best_order,
                     low[t],
                     high[t],
+                    work,
                 ):
                     counted += 1
                 else:
@@ -588,6 +617,7 @@ def grow_rule(
                     n_node_features,
                     n_bins,
                     hist_pool[small_slot],
+                    weights_are_counts,
                 )
                 if need_big:
                     subtract_histograms(

@@ -15,6 +15,7 @@ pure, or when its rule finds no side with local TPR - FPR above ``min_gain``
 import numpy as np
 
 from treerank.engine._jit import jit
+from treerank.engine._prefetch import prefetch
 from treerank.engine._random import shuffle_prefix
 from treerank.engine._rule_growth import (
     grow_rule,
@@ -33,6 +34,8 @@ __all__ = ["grow_tree"]
 _GATHER_MAX_FEATURES = 64
 # rows of the node-local copy when the rules are fitted on all the node's rows
 _GATHER_MAX_ROWS = 1 << 16
+# loops over a node's scattered rows ask for the row this many iterations ahead
+_AHEAD = 16
 
 
 @jit
@@ -216,6 +219,12 @@ def grow_tree(
         N = 0.0
         count = 0.0  # rows counted with their multiplicity
         for i in range(start, stop):
+            if i + _AHEAD < stop:
+                ahead = rows[i + _AHEAD]
+                prefetch(y, ahead)
+                prefetch(w, ahead)
+                prefetch(m, ahead)
+                prefetch(codes, ahead)
             row = rows[i]
             count += m[row]
             if y[row] == 1:
@@ -283,6 +292,12 @@ def grow_tree(
             gathered = n_fit <= local_capacity
             if gathered:
                 for i in range(n_fit):
+                    if sampled and i + _AHEAD < n_fit:
+                        ahead = fitted_rows[fit_start + i + _AHEAD]
+                        prefetch(y, ahead)
+                        prefetch(w, ahead)
+                        prefetch(m, ahead)
+                        prefetch(codes, ahead)
                     row = fitted_rows[fit_start + i]
                     for f in range(n_features):
                         local_codes[i, f] = codes[row, f]
