@@ -7,7 +7,13 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from treerank.engine import MISSING_BIN
+from treerank.engine import (
+    MISSING_BIN,
+    BinMapper,
+    GrowthParams,
+    grow_ranking_tree,
+    route_binned,
+)
 from treerank.engine._histogram import build_histograms
 from treerank.engine._prefetch import prefetch
 from treerank.engine._rule_growth import _partition, _partition_categories
@@ -17,6 +23,7 @@ from treerank.engine._split_search import (
     child_term,
     search_feature,
 )
+from treerank.tree._growing import structure_from_grown
 
 
 def _random_histogram(rng, n_bins, fill):
@@ -192,3 +199,62 @@ def test_prefetch_changes_nothing():
     assert numba.njit(total)(values, rows) == total(values, rows) == values.sum()
     grid = np.zeros((10, 3), dtype=np.uint8)
     assert prefetch(grid, 3) is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    max_bins=st.integers(2, 255),
+    fortran=st.booleans(),
+)
+def test_binning_kernel_is_searchsorted(seed, max_bins, fortran):
+    """The compiled binning gives numpy's searchsorted (side "left") codes, on
+    values between, at and beyond the thresholds, infinities, -0.0 and NaN."""
+    rng = np.random.default_rng(seed)
+    X = np.column_stack(
+        [
+            rng.normal(size=400),
+            rng.integers(-3, 4, size=400).astype(float),
+            rng.exponential(size=400),
+        ]
+    )
+    mapper = BinMapper(max_bins=max_bins).fit(X)
+    X_new = np.vstack([X, rng.normal(scale=4, size=(100, 3))])
+    X_new[:60, 1] = mapper.threshold_table_[1, rng.integers(0, 3, 60)]
+    X_new[rng.random(X_new.shape) < 0.05] = np.nan
+    X_new[:6, 0] = [np.inf, -np.inf, 0.0, -0.0, 1e308, -1e308]
+    if fortran:
+        X_new = np.asfortranarray(X_new)
+    codes = mapper.transform(X_new)
+    for j, thresholds in enumerate(mapper.thresholds_):
+        expected = np.searchsorted(thresholds, X_new[:, j], side="left")
+        expected[np.isnan(X_new[:, j])] = MISSING_BIN
+        np.testing.assert_array_equal(codes[:, j], expected)
+
+
+def test_routing_codes_in_blocks_gives_each_rows_leaf():
+    """Rows of bin codes routed side by side, in blocks, with missing values
+    and a categorical feature, reach the leaves that routing raw X reaches."""
+    rng = np.random.default_rng(5)
+    n = 3000
+    X = rng.normal(size=(n, 4))
+    X[:, 3] = rng.integers(0, 9, size=n)
+    y = (X[:, 0] + (X[:, 3] % 3 == 0) + rng.normal(scale=0.5, size=n) > 0.8).astype(
+        np.uint8
+    )
+    X[rng.random((n, 4)) < 0.08] = np.nan
+    categorical = np.array([False, False, False, True])
+    mapper = BinMapper(categorical=categorical).fit(X)
+    codes = mapper.transform(X)
+    weights = np.ones(n)
+    params = GrowthParams(
+        max_depth=6, min_samples_split=40, rule_max_depth=3, min_samples_leaf=10
+    )
+    grown = grow_ranking_tree(codes, y, weights, np.arange(n), mapper, params, seed=1)
+    structure = structure_from_grown(grown, X.shape[1], 7)
+    assert structure.rules.category_sets.shape[0] > 0  # a categorical split
+    rows = rng.permutation(n)[: n - 7]  # not a multiple of the block
+    routed = np.full(n, -1, dtype=np.int32)
+    route_binned(structure.graph(), structure.rules.category_sets, codes, rows, routed)
+    np.testing.assert_array_equal(routed[rows], structure.apply_rank(X[rows]))
+    assert np.all(np.delete(routed, rows) == -1)

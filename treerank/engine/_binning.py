@@ -29,6 +29,7 @@ from numbers import Integral
 
 import numpy as np
 
+from treerank.engine._jit import jit
 from treerank.utils._sparse import canonical_sparse, is_sparse, sparse_column
 
 __all__ = [
@@ -109,6 +110,31 @@ def _check_category_codes(column, index):
             f"[0, {MISSING_BIN - 1}] (NaN for missing)."
         )
     return int(present.max()) + 1
+
+
+@jit
+def _bin_rows(X, threshold_table, numeric, codes):
+    """Codes of the numeric columns of a dense C-contiguous X.
+
+    ``codes[i, j]`` is the number of thresholds of feature j below ``X[i, j]``
+    (``searchsorted`` side "left"), :data:`MISSING_BIN` for NaN. The row of
+    ``threshold_table`` is padded with +inf to 256 entries, so that eight
+    halvings find any code; the features of a row are searched side by side
+    (independent chains of loads) and the side of each halving is a select.
+    """
+    n_samples, n_features = X.shape
+    for i in range(n_samples):
+        for j in range(n_features):
+            if not numeric[j]:
+                continue
+            value = X[i, j]
+            table = threshold_table[j]
+            low = 0
+            step = 128
+            while step > 0:
+                low += step * np.int64(table[low + step - 1] < value)
+                step >>= 1
+            codes[i, j] = MISSING_BIN if value != value else low
 
 
 def _as_columns(X):
@@ -251,18 +277,22 @@ class BinMapper:
         """
         X = _as_columns(X)
         codes = np.empty(X.shape, dtype=np.uint8)
+        dense = not is_sparse(X)
+        if dense:
+            numeric = ~np.asarray(self.is_categorical_, dtype=bool)
+            _bin_rows(np.ascontiguousarray(X), self.threshold_table_, numeric, codes)
         for j, thresholds in enumerate(self.thresholds_):
+            if dense and not self.is_categorical_[j]:
+                continue  # binned above
             column = _column(X, j)
-            missing = np.isnan(column)
             if self.is_categorical_[j]:
                 _check_category_codes(column, j)
                 # a category unseen in fit is a missing value
-                missing |= column >= self.n_bins_[j]
+                missing = np.isnan(column) | (column >= self.n_bins_[j])
                 codes[:, j] = np.where(missing, MISSING_BIN, column).astype(np.uint8)
                 continue
             codes[:, j] = np.searchsorted(thresholds, column, side="left")
-            if missing.any():
-                codes[missing, j] = MISSING_BIN
+            codes[np.isnan(column), j] = MISSING_BIN
         return codes
 
     def fit_transform(self, X):

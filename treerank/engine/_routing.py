@@ -180,6 +180,10 @@ SPARSE_BLOCK_BYTES = 1 << 23
 """Largest dense block of rows of a sparse X while it is routed (8 MiB)."""
 
 
+# rows of bin codes routed side by side through one tree
+_CODE_BLOCK_ROWS = 512
+
+
 @jit
 def _in_set(category_sets, row, code):
     """Whether category ``code`` is in row ``row`` of the 256-bit sets."""
@@ -380,21 +384,43 @@ def route_codes(
     category_sets,
     out,
 ):
-    """Leaf rank of the rows ``rows`` of the bin codes in one tree, into ``out``."""
-    for i in range(rows.shape[0]):
-        row = rows[i]
-        node = entry
-        while node >= 0:
-            code = codes[row, feature[node]]
-            if code == MISSING_BIN:
-                go_left = missing_left[node] == 1
-            elif category[node] >= 0:
-                set_row = np.int64(category[node])
-                go_left = _in_set(category_sets, set_row, np.int64(code)) == 1
-            else:
-                go_left = code <= threshold_bin[node]
-            node = next_left[node] if go_left else next_right[node]
-        out[row] = -1 - node
+    """Leaf rank of the rows ``rows`` of the bin codes in one tree, into ``out``.
+
+    As in :func:`_route_block`, a block of rows advances one level at a time
+    and each step picks the child by a select, not a branch: the rows' paths
+    are independent chains the processor overlaps.
+    """
+    block = min(rows.shape[0], _CODE_BLOCK_ROWS)
+    current = np.empty(block, dtype=np.int32)
+    active = np.empty(block, dtype=np.int64)
+    for start in range(0, rows.shape[0], block):
+        size = min(block, rows.shape[0] - start)
+        for k in range(size):
+            current[k] = entry
+            active[k] = k
+        n_active = size if entry >= 0 else 0
+        while n_active > 0:
+            kept = 0
+            for a in range(n_active):
+                k = active[a]
+                node = current[k]
+                code = codes[rows[start + k], feature[node]]
+                if code == MISSING_BIN:
+                    go_left = missing_left[node] == 1
+                elif category[node] >= 0:
+                    set_row = np.int64(category[node])
+                    go_left = _in_set(category_sets, set_row, np.int64(code)) == 1
+                else:
+                    go_left = code <= threshold_bin[node]
+                left = next_left[node]
+                right = next_right[node]
+                following = left if go_left else right
+                current[k] = following
+                active[kept] = k
+                kept += following >= 0
+            n_active = kept
+        for k in range(size):
+            out[rows[start + k]] = -1 - current[k]
 
 
 class Router:
