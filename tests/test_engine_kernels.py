@@ -1,9 +1,10 @@
 """The growth's inner kernels against their plain definitions: the split
-search's fast path, histograms counted by weight, the branch-free partitions
+search's fast path, the branch-free partitions, the binning, the routing of codes
 and the prefetch hint (none of which may change a result)."""
 
 import numba
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -11,10 +12,10 @@ from treerank.engine import (
     MISSING_BIN,
     BinMapper,
     GrowthParams,
+    _binning,
     grow_ranking_tree,
     route_binned,
 )
-from treerank.engine._histogram import build_histograms
 from treerank.engine._prefetch import prefetch
 from treerank.engine._rule_growth import _partition, _partition_categories
 from treerank.engine._split_search import (
@@ -110,38 +111,6 @@ def test_threshold_search_brute_force():
         assert np.isclose(best[0], top, rtol=1e-12)
 
 
-@settings(max_examples=60, deadline=None)
-@given(
-    seed=st.integers(0, 2**32 - 1),
-    n_rows=st.integers(1, 1500),
-    n_bins=st.integers(2, 255),
-)
-def test_histograms_counted_by_weight_equal_counted_by_row(seed, n_rows, n_bins):
-    """With whole weights equal to the multiplicities, the counts derived from
-    the weights are the counts added row by row, bit for bit."""
-    rng = np.random.default_rng(seed)
-    codes = rng.integers(0, n_bins, size=(n_rows, 3)).astype(np.uint8)
-    codes[rng.random((n_rows, 3)) < 0.1] = MISSING_BIN
-    y = rng.integers(0, 2, n_rows).astype(np.uint8)
-    m = rng.integers(1, 5, n_rows).astype(np.float64)
-    rows = rng.permutation(n_rows)
-    features = np.array([2, 0])
-    n_bins_all = np.full(3, n_bins, dtype=np.int32)
-    by_row = np.full((2, 256, 3), np.nan)
-    by_weight = np.full((2, 256, 3), np.nan)
-    build_histograms(codes, y, m, m, rows, 0, n_rows, features, 2, n_bins_all, by_row)
-    build_histograms(
-        codes, y, m, m, rows, 0, n_rows, features, 2, n_bins_all, by_weight, True
-    )
-    used = [*range(n_bins), MISSING_BIN]
-    np.testing.assert_array_equal(by_weight[:, used], by_row[:, used])
-    for j, f in enumerate(features):
-        for b in used:
-            in_bin = codes[:, f] == b
-            assert by_row[j, b, 2] == m[in_bin].sum()
-            assert by_row[j, b, 0] == m[in_bin & (y == 1)].sum()
-
-
 @settings(max_examples=100, deadline=None)
 @given(
     seed=st.integers(0, 2**32 - 1),
@@ -206,10 +175,12 @@ def test_prefetch_changes_nothing():
     seed=st.integers(0, 2**32 - 1),
     max_bins=st.integers(2, 255),
     fortran=st.booleans(),
+    compiled=st.booleans(),
 )
-def test_binning_kernel_is_searchsorted(seed, max_bins, fortran):
-    """The compiled binning gives numpy's searchsorted (side "left") codes, on
-    values between, at and beyond the thresholds, infinities, -0.0 and NaN."""
+def test_binning_kernel_is_searchsorted(seed, max_bins, fortran, compiled):
+    """The binning (compiled, as for a large X, or by numpy, as for a small
+    one) gives numpy's searchsorted (side "left") codes, on values between, at
+    and beyond the thresholds, infinities, -0.0 and NaN."""
     rng = np.random.default_rng(seed)
     X = np.column_stack(
         [
@@ -225,7 +196,10 @@ def test_binning_kernel_is_searchsorted(seed, max_bins, fortran):
     X_new[:6, 0] = [np.inf, -np.inf, 0.0, -0.0, 1e308, -1e308]
     if fortran:
         X_new = np.asfortranarray(X_new)
-    codes = mapper.transform(X_new)
+    threshold = 0 if compiled else _binning._COMPILED_MIN_VALUES
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_binning, "_COMPILED_MIN_VALUES", threshold)
+        codes = mapper.transform(X_new)
     for j, thresholds in enumerate(mapper.thresholds_):
         expected = np.searchsorted(thresholds, X_new[:, j], side="left")
         expected[np.isnan(X_new[:, j])] = MISSING_BIN

@@ -112,6 +112,10 @@ def _check_category_codes(column, index):
     return int(present.max()) + 1
 
 
+# values of X from which transform bins in one compiled pass (_bin_rows)
+_COMPILED_MIN_VALUES = 1 << 20
+
+
 @jit
 def _bin_rows(X, threshold_table, numeric, codes):
     """Codes of the numeric columns of a dense C-contiguous X.
@@ -277,7 +281,9 @@ class BinMapper:
         """
         X = _as_columns(X)
         codes = np.empty(X.shape, dtype=np.uint8)
-        dense = not is_sparse(X)
+        # the compiled pass for large X only: its one-time compilation costs
+        # more than numpy's per-column searches of a small X
+        dense = not is_sparse(X) and X.size >= _COMPILED_MIN_VALUES
         if dense:
             numeric = ~np.asarray(self.is_categorical_, dtype=bool)
             _bin_rows(np.ascontiguousarray(X), self.threshold_table_, numeric, codes)

@@ -31,18 +31,7 @@ def _clear(hist, features, n_features, n_bins):
 
 @jit
 def build_histograms(
-    codes,
-    y,
-    w,
-    m,
-    rows,
-    start,
-    stop,
-    features,
-    n_features,
-    n_bins,
-    hist,
-    weights_are_counts=False,
+    codes, y, w, m, rows, start, stop, features, n_features, n_bins, hist
 ):
     """Fill ``hist[:n_features]`` from the rows ``rows[start:stop]``.
 
@@ -50,27 +39,8 @@ def build_histograms(
     for a row that stands for identical rows: see ``grow_tree``). Only the
     bins a feature uses (``0..n_bins[f]-1`` and the missing bin) are written;
     the others are never read.
-
-    With ``weights_are_counts`` (the caller knows that ``w[row] == m[row]``
-    for every row of the segment, whole numbers: unit sample weights) and more
-    rows than bins, a bin's count is its positive plus its negative weight,
-    added after the rows instead of row by row: the same sums (exact whole
-    numbers) for half the updates.
     """
     _clear(hist, features, n_features, n_bins)
-    # the counts cost a pass over the bins: worth it for more rows than bins
-    if weights_are_counts and stop - start > MISSING_BIN:
-        for i in range(start, stop):
-            row = rows[i]
-            weight = w[row]
-            side = 1 - y[row]  # 0: positive, 1: negative
-            for j in range(n_features):
-                hist[j, codes[row, features[j]], side] += weight
-        for j in range(n_features):
-            for b in range(n_bins[features[j]]):
-                hist[j, b, 2] = hist[j, b, 0] + hist[j, b, 1]
-            hist[j, MISSING_BIN, 2] = hist[j, MISSING_BIN, 0] + hist[j, MISSING_BIN, 1]
-        return
     for i in range(start, stop):
         row = rows[i]
         weight = w[row]

@@ -288,13 +288,9 @@ def grow_rule(
     P = 0.0
     N = 0.0
     M = 0.0
-    # unit sample weights: a row's weight is its multiplicity, and the
-    # histograms count rows by their weights (see build_histograms)
-    weights_are_counts = True
     for i in range(start, stop):
         row = rows[i]
         M += m[row]
-        weights_are_counts &= w[row] == m[row]
         if y[row] == 1:
             P += w[row]
         else:
@@ -360,7 +356,6 @@ def grow_rule(
             n_node_features,
             n_bins,
             hist_pool[slot[0]],
-            weights_are_counts,
         )
     stack[0] = 0
     top = 1
@@ -396,20 +391,19 @@ def grow_rule(
             if known[t, jj] == 0:
                 order[n_candidates] = jj
                 n_candidates += 1
-        # Two loops over the drawn features that evaluate each one alike (the
-        # same call of _evaluate, kept written out twice): with few features
-        # drawn, a batch of them is drawn at once and its histograms built
-        # into one scratch buffer; otherwise the node's histograms of all
-        # features are in its pool slot (built or subtracted from the
-        # parent's) and the features are drawn one at a time. A shared helper
-        # would take every argument of _evaluate plus the histogram source.
-        if direct:
-            tmp = hist_pool[0]
-            while counted < k and visited < n_candidates:
+        # The drawn features, each scored by the one call of _evaluate below:
+        # with few features drawn (direct), a batch of them is drawn at once
+        # and its histograms are built into one scratch buffer (entry q of the
+        # batch); otherwise the node's histograms of all its features are in
+        # its pool slot (built or subtracted from the parent's; entry jj) and
+        # the features are drawn one at a time.
+        source = hist_pool[0] if direct else hist_pool[slot[t]]
+        while counted < k and visited < n_candidates:
+            if direct:
                 batch = min(k - counted, n_candidates - visited)
                 shuffle_prefix(order[visited:n_candidates], batch, state)
-                for jj in range(batch):
-                    batch_features[jj] = node_features[order[visited + jj]]
+                for q in range(batch):
+                    batch_features[q] = node_features[order[visited + q]]
                 build_histograms(
                     codes,
                     y,
@@ -421,49 +415,19 @@ def grow_rule(
                     batch_features,
                     batch,
                     n_bins,
-                    tmp,
-                    weights_are_counts,
+                    source,
                 )
-                for jj in range(batch):
-                    f = batch_features[jj]
-                    before = best[0]
-                    if _evaluate(
-                        tmp[jj],
-                        f,
-                        is_categorical,
-                        monotonic,
-                        n_bins,
-                        pos[t],
-                        neg[t],
-                        count,
-                        P,
-                        N,
-                        min_leaf,
-                        criterion,
-                        parent_term,
-                        best,
-                        best_order,
-                        low[t],
-                        high[t],
-                        work,
-                    ):
-                        counted += 1
-                    else:
-                        known[t, order[visited + jj]] = 1
-                    if best[0] > before:
-                        best_feature = f
-                        best_missing = tmp[jj, MISSING_BIN, 2]
-                visited += batch
-        else:
-            hist = hist_pool[slot[t]]
-            while counted < k and visited < n_candidates:
+            else:
+                batch = 1
                 if k < n_candidates:
                     shuffle_prefix(order[visited:n_candidates], np.int64(1), state)
-                jj = order[visited]
+            for q in range(batch):
+                jj = order[visited + q]
+                entry = q if direct else jj
                 f = node_features[jj]
                 before = best[0]
                 if _evaluate(
-                    hist[jj],
+                    source[entry],
                     f,
                     is_categorical,
                     monotonic,
@@ -487,8 +451,8 @@ def grow_rule(
                     known[t, jj] = 1
                 if best[0] > before:
                     best_feature = f
-                    best_missing = hist[jj, MISSING_BIN, 2]
-                visited += 1
+                    best_missing = source[entry, MISSING_BIN, 2]
+            visited += batch
         if best_feature < 0:
             if slot[t] >= 0:
                 free[n_free] = slot[t]
@@ -617,7 +581,6 @@ def grow_rule(
                     n_node_features,
                     n_bins,
                     hist_pool[small_slot],
-                    weights_are_counts,
                 )
                 if need_big:
                     subtract_histograms(

@@ -87,18 +87,18 @@ def _search_thresholds(
     P,
     N,
     min_leaf,
-    criterion,
     parent_term,
     best,
     work,
 ):
-    """:func:`search_feature` without missing values, constraint or bounds.
+    """:func:`search_feature` for "gini" without missing values, constraint
+    or bounds.
 
     The same scores and the same choice, in three passes without branches
     on the data: the left sums at every non-empty bin (an empty bin adds
-    zeros and takes no place), every candidate's score (for "gini" the
-    compiler scores several candidates at once), then the first best.
-    ``work`` is scratch space of shape (5, >= 256).
+    zeros and takes no place), every candidate's score (the compiler scores
+    several candidates at once), then the first best. ``work`` is scratch
+    space of shape (5, >= 256).
     """
     n = 0
     left_pos = 0.0
@@ -117,36 +117,24 @@ def _search_thresholds(
         n += count > 0
     if n + (hist_j[last, 2] > 0) < 2:
         return False
-    if criterion == _GINI:  # child_term written out, without branches
-        for i in range(n):
-            a = work[0, i] / P
-            b = work[1, i] / N
-            total = a + b
-            left = (a * a + b * b) / total
-            a = (node_pos - work[0, i]) / P
-            b = (node_neg - work[1, i]) / N
-            total_right = a + b
-            right = (a * a + b * b) / total_right
-            value = (
-                (left if total > 0.0 else 0.0)
-                + (right if total_right > 0.0 else 0.0)
-                - parent_term
-            )
-            lc = work[2, i]
-            admitted = (lc >= min_leaf) & (node_count - lc >= min_leaf)
-            work[4, i] = value if admitted else -np.inf
-    else:
-        for i in range(n):
-            lp = work[0, i]
-            ln = work[1, i]
-            lc = work[2, i]
-            value = (
-                child_term(lp / P, ln / N, criterion)
-                + child_term((node_pos - lp) / P, (node_neg - ln) / N, criterion)
-                - parent_term
-            )
-            admitted = lc >= min_leaf and node_count - lc >= min_leaf
-            work[4, i] = value if admitted else -np.inf
+    # child_term of "gini" written out, without branches
+    for i in range(n):
+        a = work[0, i] / P
+        b = work[1, i] / N
+        total = a + b
+        left = (a * a + b * b) / total
+        a = (node_pos - work[0, i]) / P
+        b = (node_neg - work[1, i]) / N
+        total_right = a + b
+        right = (a * a + b * b) / total_right
+        value = (
+            (left if total > 0.0 else 0.0)
+            + (right if total_right > 0.0 else 0.0)
+            - parent_term
+        )
+        lc = work[2, i]
+        admitted = (lc >= min_leaf) & (node_count - lc >= min_leaf)
+        work[4, i] = value if admitted else -np.inf
     chosen = -1
     top = best[0]
     for i in range(n):
@@ -219,7 +207,13 @@ def search_feature(
     non_constant : bool
         Whether the feature takes at least two values (bins) in the node.
     """
-    if hist_j[MISSING_BIN, 2] == 0 and constraint == 0 and low <= 0.0 and high >= 1.0:
+    if (
+        criterion == _GINI
+        and hist_j[MISSING_BIN, 2] == 0
+        and constraint == 0
+        and low <= 0.0
+        and high >= 1.0
+    ):
         return _search_thresholds(
             hist_j,
             n_bins,
@@ -229,7 +223,6 @@ def search_feature(
             P,
             N,
             min_leaf,
-            criterion,
             parent_term,
             best,
             work,
