@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 
 from treerank.aggregation import CommonSubpartition, common_subpartition
+from treerank.aggregation._leaf_tables import LeafTable
+from treerank.aggregation._subpartition import distinct_leaf_rows
 
 
 def subpartition_oracle(leaves, weights):
@@ -173,3 +175,28 @@ def test_lexicographic_order_of_long_shared_prefixes(rng):
     unique, inverse = np.unique(leaves, axis=0, return_inverse=True)
     assert np.array_equal(cells.cell_ranks, unique)
     assert np.array_equal(cells.cell_index, inverse.ravel())
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_distinct_leaf_rows_are_the_cells_of_common_subpartition(dtype):
+    rng = np.random.default_rng(4)
+    leaves = rng.integers(0, 3, size=(500, 4)).astype(dtype)
+    weights = rng.random(500)
+    cells = common_subpartition(leaves, sample_weight=weights)
+    kept, cell_index, first, masses = distinct_leaf_rows(leaves, weights)
+    assert kept.dtype == dtype and np.shares_memory(kept, leaves)
+    np.testing.assert_array_equal(cell_index, cells.cell_index)
+    np.testing.assert_array_equal(kept[first], cells.cell_ranks)
+    np.testing.assert_array_equal(masses, cells.cell_weights)
+    # first: each cell's first sample
+    np.testing.assert_array_equal(first, np.unique(cell_index, return_index=True)[1])
+
+
+def test_transposed_gather_is_the_transpose_of_the_gather():
+    rng = np.random.default_rng(5)
+    tables = [rng.integers(0, 9, size=k).astype(np.int32) for k in (3, 7, 1, 5)]
+    table = LeafTable(tables, np.int32)
+    ranks = np.column_stack([rng.integers(0, t.shape[0], 300) for t in tables])
+    transposed = table.gather_transposed(ranks)
+    assert transposed.dtype == np.int64 and transposed.flags.c_contiguous
+    np.testing.assert_array_equal(transposed, table.gather(ranks).T)

@@ -43,6 +43,18 @@ def _gather_leaves(leaf_ranks, offsets, table, out):
             out[i, b] = table[np.uint64(offsets[b] + leaf_ranks[i, b])]
 
 
+@jit
+def _gather_leaves_transposed(leaf_ranks, offsets, table, out):
+    """``out[b, i] = table[offsets[b] + leaf_ranks[i, b]]``, in tiles of rows."""
+    n_rows, n_trees = leaf_ranks.shape
+    tile = 64
+    for i0 in range(0, n_rows, tile):
+        i1 = min(i0 + tile, n_rows)
+        for b in range(n_trees):
+            for i in range(i0, i1):
+                out[b, i] = table[np.uint64(offsets[b] + leaf_ranks[i, b])]
+
+
 class LeafTable:
     """The per-leaf tables of several trees, concatenated.
 
@@ -117,4 +129,33 @@ class LeafTable:
         leaf_ranks = self._ranks(leaf_ranks)
         out = np.empty(leaf_ranks.shape, dtype=self.values.dtype)
         _gather_leaves(leaf_ranks, self.offsets, self.values, out)
+        return out
+
+    def gather_transposed(self, leaf_ranks, dtype=np.int64):
+        """:meth:`gather`, transposed: each tree's entries of the rows.
+
+        Written straight into a C-contiguous (n_trees, n_rows) array of
+        ``dtype``, without the row-major table and its transposed copy.
+
+        Parameters
+        ----------
+        leaf_ranks : ndarray of int of shape (n_rows, n_trees)
+        dtype : dtype, default=np.int64
+
+        Returns
+        -------
+        entries : ndarray of shape (n_trees, n_rows)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from treerank.aggregation._leaf_tables import LeafTable
+        >>> table = LeafTable([np.array([1, 0]), np.array([0, 0, 1])], np.int32)
+        >>> table.gather_transposed(np.array([[0, 2], [1, 0]]))
+        array([[1, 0],
+               [1, 0]])
+        """
+        leaf_ranks = self._ranks(leaf_ranks)
+        out = np.empty(leaf_ranks.shape[::-1], dtype=dtype)
+        _gather_leaves_transposed(leaf_ranks, self.offsets, self.values, out)
         return out

@@ -89,6 +89,30 @@ def _check_leaf_matrix(leaf_matrix):
     return leaves
 
 
+def distinct_leaf_rows(leaf_matrix, sample_weight=None):
+    """The cells of :func:`common_subpartition` without their rank tables.
+
+    Returns
+    -------
+    leaves : ndarray of int32 or int64 of shape (n_samples, n_trees)
+        The validated leaf matrix (not copied when int32 or int64).
+    cell_index : ndarray of int64 of shape (n_samples,)
+    first : ndarray of int64 of shape (n_cells,)
+        A sample of each cell (the cells in lexicographic order): the cells'
+        leaf ranks are ``leaves[first]``.
+    cell_weights : ndarray of float64 of shape (n_cells,)
+
+    A caller that needs the cells' ranks in another form (the forest keeps
+    them as int32) builds them from ``leaves[first]``, without the two int64
+    tables of ``common_subpartition``.
+    """
+    leaves = _check_leaf_matrix(leaf_matrix)
+    weights = check_sample_weight(sample_weight, leaves.shape[0])
+    cell_index, first = _distinct_rows(np.ascontiguousarray(leaves))
+    cell_weights = np.bincount(cell_index, weights=weights, minlength=first.shape[0])
+    return leaves, cell_index, first, cell_weights
+
+
 def common_subpartition(leaf_matrix, sample_weight=None):
     """Cells of the common subpartition of B ranking trees, with masses and ranks.
 
@@ -139,12 +163,10 @@ def common_subpartition(leaf_matrix, sample_weight=None):
     array([[0, 1, 1],
            [1, 0, 1]])
     """
-    leaves = _check_leaf_matrix(leaf_matrix)
-    n_samples = leaves.shape[0]
-    weights = check_sample_weight(sample_weight, n_samples)
-    cell_index, first = _distinct_rows(np.ascontiguousarray(leaves))
+    leaves, cell_index, first, cell_weights = distinct_leaf_rows(
+        leaf_matrix, sample_weight
+    )
     cell_ranks = leaves[first].astype(np.int64, copy=False)
-    cell_weights = np.bincount(cell_index, weights=weights, minlength=first.shape[0])
     return CommonSubpartition(
         cell_index=cell_index,
         cell_weights=cell_weights,

@@ -44,7 +44,7 @@ from treerank.aggregation._leaf_scores import (
     rate_leaf_values,
 )
 from treerank.aggregation._leaf_tables import LeafTable
-from treerank.aggregation._subpartition import common_subpartition
+from treerank.aggregation._subpartition import distinct_leaf_rows
 from treerank.base import (
     GradedCalibration,
     MonotoneCalibration,
@@ -427,10 +427,12 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
 
     def _fit_median(self, leaf_ranks, sample_weight, seed):
         keep = sample_weight > 0
-        cells = common_subpartition(leaf_ranks[keep], sample_weight=sample_weight[keep])
-        masses = cells.cell_weights
+        leaves, _, first, masses = distinct_leaf_rows(
+            leaf_ranks[keep], sample_weight=sample_weight[keep]
+        )
+        cells = np.ascontiguousarray(leaves[first], dtype=np.int32)
         # a cell is a tuple of leaves; each tree ranks it at its leaf's position
-        rankings = self._cell_rankings(cells.cell_ranks, cells.rankings)
+        rankings = self._cell_rankings(cells)
         median = kemeny_median(
             rankings,
             item_weights=masses,
@@ -451,14 +453,13 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
             borda = kemeny_objective(order.consensus, rankings, item_weights=masses)
         self.borda_objective_ = float(borda)
         self.n_cells_ = int(rankings.shape[1])
-        self.cells_ = np.ascontiguousarray(cells.cell_ranks, dtype=np.int32)
+        self.cells_ = cells
         self.consensus_ = np.asarray(median.consensus, dtype=np.int64)
         self.cell_weights_ = np.asarray(masses, dtype=np.float64)
         self._cell_index = CellIndex(self.cells_)
         self._inserter = ConsensusInserter(
             self.consensus_, rankings, item_weights=masses
         )
-        first = np.unique(cells.cell_index, return_index=True)[1]
         self._cell_rows = np.flatnonzero(keep)[first]  # a training row per cell
         # the objective of the order with the ties broken by the mean, on
         # first access (see refined_objective_)
@@ -494,9 +495,16 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
         ``cell_ranks`` holds each cell's leaf rank in each tree; ``rankings``,
         if given, is its transpose, reused when the trees rank leaves by rank.
         """
-        if self._leaf_position_table is None and rankings is not None:
-            return rankings
-        return np.ascontiguousarray(self._positions(cell_ranks).T, dtype=np.int64)
+        if self._leaf_position_table is None:
+            if rankings is not None:
+                return rankings
+            # the identity table: a leaf's position is its rank
+            identity = np.arange(int(np.max(cell_ranks)) + 1, dtype=np.int32)
+            table = LeafTable.from_flat(identity, np.zeros(cell_ranks.shape[1]))
+        else:
+            values, offsets = self._leaf_position_table
+            table = LeafTable.from_flat(values.astype(np.int32, copy=False), offsets)
+        return table.gather_transposed(cell_ranks)
 
     @property
     def _cell_corners(self):
