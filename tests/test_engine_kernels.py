@@ -1,5 +1,5 @@
 """The growth's inner kernels against their plain definitions: the split
-search's fast path, the branch-free partitions, the binning, the routing of codes
+search's fast path, the stable partitions, the binning, the routing of codes
 and the prefetch hint (none of which may change a result)."""
 
 import numba

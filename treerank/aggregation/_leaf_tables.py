@@ -55,6 +55,23 @@ def _gather_leaves_transposed(leaf_ranks, offsets, table, out):
                 out[b, i] = table[np.uint64(offsets[b] + leaf_ranks[i, b])]
 
 
+@jit
+def _sum_over_unseen_leaves(leaf_ranks, offsets, values, samples, out):
+    """``out[i]``: sum over the trees b with ``samples[b, i] == 0`` of
+    ``values[offsets[b] + leaf_ranks[i, b]]``, added in tree order (in tiles
+    of rows, ``samples`` being tree-major)."""
+    n_rows, n_trees = leaf_ranks.shape
+    tile = 64
+    for i0 in range(0, n_rows, tile):
+        i1 = min(i0 + tile, n_rows)
+        for i in range(i0, i1):
+            out[i] = 0.0
+        for b in range(n_trees):
+            for i in range(i0, i1):
+                if samples[b, i] == 0:
+                    out[i] += values[np.uint64(offsets[b] + leaf_ranks[i, b])]
+
+
 class LeafTable:
     """The per-leaf tables of several trees, concatenated.
 
@@ -129,6 +146,37 @@ class LeafTable:
         leaf_ranks = self._ranks(leaf_ranks)
         out = np.empty(leaf_ranks.shape, dtype=self.values.dtype)
         _gather_leaves(leaf_ranks, self.offsets, self.values, out)
+        return out
+
+    def sum_out_of_sample(self, leaf_ranks, samples):
+        """Each row's sum of its entries over the trees whose sample lacks it.
+
+        Parameters
+        ----------
+        leaf_ranks : ndarray of int of shape (n_rows, n_trees)
+        samples : ndarray of int of shape (n_trees, n_rows)
+            Multiplicity of each row in each tree's sample (0: not in it).
+
+        Returns
+        -------
+        sums : ndarray of float64 of shape (n_rows,)
+            Added in tree order, as ``sum(np.where(samples[b] == 0,
+            values_b[leaf_ranks[:, b]], 0.0) for b in trees)``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from treerank.aggregation._leaf_tables import LeafTable
+        >>> table = LeafTable([np.array([0.9, 0.1]), np.array([0.6, 0.5, 0.2])])
+        >>> table.sum_out_of_sample(np.array([[0, 2], [1, 0]]),
+        ...                         np.array([[0, 1], [0, 0]]))
+        array([1.1, 0.6])
+        """
+        leaf_ranks = self._ranks(leaf_ranks)
+        out = np.empty(leaf_ranks.shape[0], dtype=np.float64)
+        _sum_over_unseen_leaves(
+            leaf_ranks, self.offsets, self.values, np.ascontiguousarray(samples), out
+        )
         return out
 
     def gather_transposed(self, leaf_ranks, dtype=np.int64):

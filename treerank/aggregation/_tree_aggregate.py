@@ -345,15 +345,14 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
             candidates = ["rank"] if self._monotonic else ["rank", "rate"]
         else:
             candidates = [self.leaf_scores]
-        out_of_bag = self.estimators_samples_.T == 0  # (n_samples, n_trees)
-        n_oob = out_of_bag.sum(axis=1)
+        n_oob = np.count_nonzero(self.estimators_samples_ == 0, axis=0)
         scored = (n_oob > 0) & (weight > 0)
         results = {}
         for kind in candidates:
             values = self._leaf_value_arrays(kind)
-            total = np.zeros(leaf_ranks.shape[0])
-            for b, tree_values in enumerate(values):
-                total += np.where(out_of_bag[:, b], tree_values[leaf_ranks[:, b]], 0.0)
+            total = LeafTable(values).sum_out_of_sample(
+                leaf_ranks, self.estimators_samples_
+            )
             with np.errstate(invalid="ignore", divide="ignore"):
                 oob = np.where(n_oob > 0, total / n_oob, np.nan)
             criterion = oob_criterion(oob, scored) if scored.any() else np.nan

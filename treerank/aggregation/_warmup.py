@@ -58,7 +58,8 @@ _LAUNCHER = (
 def warm_median_kernels(n_rows=2000, n_trees=100, n_leaves=40, seed=0):
     """Aggregate a synthetic forest by its Kendall median, and place new rows.
 
-    Runs the median's fit and prediction on leaf ranks of ``n_trees``
+    Runs the out-of-bag sums of the choice of leaf scores, and the median's
+    fit and prediction, on leaf ranks of ``n_trees``
     synthetic trees (each cuts a noisy common score into ``n_leaves``
     leaves, scored by rates), large enough for the compiled kernels
     (``n_rows * n_trees`` of at least 2^17 entries).
@@ -81,6 +82,7 @@ def warm_median_kernels(n_rows=2000, n_trees=100, n_leaves=40, seed=0):
     >>> warm_median_kernels(n_rows=200, n_trees=5, n_leaves=4).n_cells_ > 0
     True
     """
+    from treerank.aggregation._leaf_tables import LeafTable
     from treerank.aggregation._tree_aggregate import TreeAggregate
 
     rng = np.random.default_rng(seed)
@@ -95,6 +97,9 @@ def warm_median_kernels(n_rows=2000, n_trees=100, n_leaves=40, seed=0):
     aggregate._monotonic = False
     values = [np.sort(rng.random(n_leaves))[::-1].copy() for _ in range(n_trees)]
     aggregate._set_leaf_values("rate", values)
+    # the out-of-bag scores of the choice of leaf scores (int32 samples)
+    samples = (rng.random((n_trees, n_rows)) < 0.6).astype(np.int32)
+    LeafTable(values).sum_out_of_sample(leaf_ranks, samples)
     aggregate._aggregate(leaf_ranks, np.ones(n_rows), seed)
     # rows in cells the fit did not see
     new = leaf_ranks[rng.permutation(n_rows)]

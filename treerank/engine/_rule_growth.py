@@ -75,26 +75,22 @@ def _remaining_weight(total, part, n_terms):
 
 @jit
 def _partition(codes, rows, start, stop, feature, threshold_bin, missing_left, scratch):
-    """Stable in-place partition of a segment by a split; returns the left size.
-
-    Each row is written to both sides and only the count of its side moves
-    on: no branch on the side, which is close to a coin flip (a mispredicted
-    branch per row cost as much as the rest of the partition).
-    """
+    """Stable in-place partition of a segment by a split; returns the left size."""
     n_left = 0
     n_right = 0
-    missing_goes_left = np.int64(1 if missing_left else 0)
     for i in range(start, stop):
         row = rows[i]
         code = codes[row, feature]
-        # the missing bin (255) lies above every threshold
-        left = np.int64(code <= threshold_bin) | (
-            np.int64(code == MISSING_BIN) & missing_goes_left
-        )
-        rows[start + n_left] = row  # a position already read
-        scratch[n_right] = row
-        n_left += left
-        n_right += 1 - left
+        if code == MISSING_BIN:
+            left = missing_left
+        else:
+            left = code <= threshold_bin
+        if left:
+            rows[start + n_left] = row
+            n_left += 1
+        else:
+            scratch[n_right] = row
+            n_right += 1
     for i in range(n_right):
         rows[start + n_left + i] = scratch[i]
     return n_left
@@ -104,26 +100,22 @@ def _partition(codes, rows, start, stop, feature, threshold_bin, missing_left, s
 def _partition_categories(
     codes, rows, start, stop, feature, category_set, missing_left, scratch
 ):
-    """Stable partition by a category subset (a 256-bit set); left size.
-
-    Branch-free on the side, as :func:`_partition`.
-    """
+    """Stable partition by a category subset (a 256-bit set); left size."""
     n_left = 0
     n_right = 0
-    missing_goes_left = np.int64(1 if missing_left else 0)
     for i in range(start, stop):
         row = rows[i]
         code = codes[row, feature]
         if code == MISSING_BIN:
-            left = missing_goes_left
+            left = missing_left
         else:
-            left = np.int64(
-                (category_set[code >> 6] >> np.uint64(code & 63)) & np.uint64(1)
-            )
-        rows[start + n_left] = row  # a position already read
-        scratch[n_right] = row
-        n_left += left
-        n_right += 1 - left
+            left = (category_set[code >> 6] >> np.uint64(code & 63)) & np.uint64(1)
+        if left:
+            rows[start + n_left] = row
+            n_left += 1
+        else:
+            scratch[n_right] = row
+            n_right += 1
     for i in range(n_right):
         rows[start + n_left + i] = scratch[i]
     return n_left
