@@ -232,3 +232,13 @@ def test_routing_codes_in_blocks_gives_each_rows_leaf():
     route_binned(structure.graph(), structure.rules.category_sets, codes, rows, routed)
     np.testing.assert_array_equal(routed[rows], structure.apply_rank(X[rows]))
     assert np.all(np.delete(routed, rows) == -1)
+    # no rows (a tree whose sample holds every row): nothing written
+    untouched = routed.copy()
+    route_binned(
+        structure.graph(),
+        structure.rules.category_sets,
+        codes,
+        np.array([], dtype=np.int64),
+        routed,
+    )
+    np.testing.assert_array_equal(routed, untouched)

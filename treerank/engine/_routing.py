@@ -390,7 +390,7 @@ def route_codes(
     and each step picks the child by a select, not a branch: the rows' paths
     are independent chains the processor overlaps.
     """
-    block = min(rows.shape[0], _CODE_BLOCK_ROWS)
+    block = max(1, min(rows.shape[0], _CODE_BLOCK_ROWS))
     current = np.empty(block, dtype=np.int32)
     active = np.empty(block, dtype=np.int64)
     for start in range(0, rows.shape[0], block):
