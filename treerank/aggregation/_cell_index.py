@@ -105,6 +105,29 @@ def _tail_less(rows, i, j, t):
 
 
 @njit(cache=True, nogil=True)
+def _counting_argsort(values, n):
+    """Stable argsort of ``values[:n]``, whole numbers >= 0 (leaf ranks): a
+    counting sort when they are below 4 n + 64, else the merge sort."""
+    largest = 0.0
+    for p in range(n):
+        largest = max(largest, values[p])
+    if largest >= 4 * n + 64:
+        return stable_argsort(values, n)
+    n_keys = np.int64(largest) + 1
+    starts = np.zeros(n_keys + 1, dtype=np.int64)
+    for p in range(n):
+        starts[np.int64(values[p]) + 1] += 1
+    for k in range(n_keys):
+        starts[k + 1] += starts[k]
+    permutation = np.empty(n, dtype=np.int64)
+    for p in range(n):
+        k = np.int64(values[p])
+        permutation[starts[k]] = p
+        starts[k] += 1
+    return permutation
+
+
+@njit(cache=True, nogil=True)
 def _lexicographic_kernel(rows, ids, head):
     """Most-significant-column-first sort of ``ids`` by their rows (stable).
 
@@ -150,7 +173,7 @@ def _lexicographic_kernel(rows, ids, head):
         else:
             for p in range(lo, hi):
                 values[p - lo] = rows[ids[order[p]], t]
-        permutation = stable_argsort(values, hi - lo)
+        permutation = _counting_argsort(values, hi - lo)
         segment = order[lo:hi].copy()
         for p in range(hi - lo):
             order[lo + p] = segment[permutation[p]]

@@ -190,6 +190,42 @@ def _pair_sums_kernel(order, sorted_buckets, ranks, n_buckets, masses):
 
 
 @njit(cache=True, nogil=True)
+def _bucket_order_kernel(buckets, n_buckets):
+    """The items by bucket (a counting sort: stable, O(n_items + n_buckets))."""
+    starts = np.zeros(n_buckets + 1, dtype=np.int64)
+    for i in range(buckets.shape[0]):
+        starts[buckets[i] + 1] += 1
+    for q in range(n_buckets):
+        starts[q + 1] += starts[q]
+    order = np.empty(buckets.shape[0], dtype=np.int64)
+    for i in range(buckets.shape[0]):
+        q = buckets[i]
+        order[starts[q]] = i
+        starts[q] += 1
+    return order
+
+
+def bucket_order(buckets):
+    """``np.argsort(buckets, kind="stable")`` for bucket indices 0..m-1.
+
+    A counting sort when the indices are non-negative and not much larger
+    than their number (dense buckets), numpy's stable sort otherwise.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank.aggregation._kernels import bucket_order
+    >>> bucket_order(np.array([2, 0, 1, 0]))
+    array([1, 3, 2, 0])
+    """
+    buckets = np.ascontiguousarray(buckets, dtype=np.intp)
+    n_items = buckets.shape[0]
+    if n_items == 0 or buckets.min() < 0 or buckets.max() >= 4 * n_items + 64:
+        return np.argsort(buckets, kind="stable").astype(np.int64, copy=False)
+    return _bucket_order_kernel(buckets, int(buckets.max()) + 1)
+
+
+@njit(cache=True, nogil=True)
 def _gather_sorted(ranks_t, order):
     """The rank rows in the order ``order``, item-major and ranking-major."""
     n_items = order.shape[0]

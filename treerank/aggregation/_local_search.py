@@ -66,6 +66,7 @@ from treerank.aggregation._kernels import (
     _use_compiled,
     _weight_groups,
     _window_sums_kernel,
+    bucket_order,
 )
 
 __all__ = []
@@ -313,7 +314,7 @@ def _best_moves_compiled(data, consensus, items, window, groups, rtol=1e-12):
     :func:`_best_moves` returns them.
     """
     n_buckets = int(consensus.max()) + 1
-    order = np.argsort(consensus, kind="stable")
+    order = bucket_order(consensus)
     position = np.empty_like(order)
     position[order] = np.arange(order.shape[0])
     sizes = np.bincount(consensus, minlength=n_buckets)

@@ -31,7 +31,11 @@ same sums (the tests check it) but treats each ranking separately.
 import numpy as np
 
 from treerank.aggregation._bucket_order import _dot
-from treerank.aggregation._kernels import _compiled_for, _pair_sums_kernel
+from treerank.aggregation._kernels import (
+    _compiled_for,
+    _pair_sums_kernel,
+    bucket_order,
+)
 
 __all__ = []
 
@@ -202,7 +206,7 @@ def _objective(consensus, data, blocks=None):
 
 def _pair_sums_compiled(consensus, data):
     """:func:`_pair_sums` by the compiled Fenwick sweep (O(M B log K))."""
-    order = np.argsort(consensus, kind="stable")
+    order = bucket_order(consensus)
     return _pair_sums_kernel(
         order, consensus[order], data.ranks, data.n_buckets, data.item_weights
     )
