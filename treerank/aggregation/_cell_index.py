@@ -20,7 +20,7 @@ lexicographically by a compiled merge sort of the distinct rows.
 import numpy as np
 from numba import njit
 
-from treerank.engine._sorting import stable_argsort
+from treerank.engine._sorting import counting_argsort, stable_argsort
 
 __all__ = ["CellIndex"]
 
@@ -113,18 +113,10 @@ def _counting_argsort(values, n):
         largest = max(largest, values[p])
     if largest >= 4 * n + 64:
         return stable_argsort(values, n)
-    n_keys = np.int64(largest) + 1
-    starts = np.zeros(n_keys + 1, dtype=np.int64)
+    keys = np.empty(n, dtype=np.int64)
     for p in range(n):
-        starts[np.int64(values[p]) + 1] += 1
-    for k in range(n_keys):
-        starts[k + 1] += starts[k]
-    permutation = np.empty(n, dtype=np.int64)
-    for p in range(n):
-        k = np.int64(values[p])
-        permutation[starts[k]] = p
-        starts[k] += 1
-    return permutation
+        keys[p] = np.int64(values[p])
+    return counting_argsort(keys, np.int64(largest) + 1)
 
 
 @njit(cache=True, nogil=True)

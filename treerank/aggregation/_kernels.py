@@ -19,7 +19,7 @@ dense dtype of :class:`~._bucket_order._RankingData`, ranking weights as
 import numpy as np
 from numba import njit
 
-from treerank.engine._sorting import stable_argsort
+from treerank.engine._sorting import counting_argsort, stable_argsort
 
 __all__ = []
 
@@ -189,22 +189,6 @@ def _pair_sums_kernel(order, sorted_buckets, ranks, n_buckets, masses):
     return out
 
 
-@njit(cache=True, nogil=True)
-def _bucket_order_kernel(buckets, n_buckets):
-    """The items by bucket (a counting sort: stable, O(n_items + n_buckets))."""
-    starts = np.zeros(n_buckets + 1, dtype=np.int64)
-    for i in range(buckets.shape[0]):
-        starts[buckets[i] + 1] += 1
-    for q in range(n_buckets):
-        starts[q + 1] += starts[q]
-    order = np.empty(buckets.shape[0], dtype=np.int64)
-    for i in range(buckets.shape[0]):
-        q = buckets[i]
-        order[starts[q]] = i
-        starts[q] += 1
-    return order
-
-
 def bucket_order(buckets):
     """``np.argsort(buckets, kind="stable")`` for bucket indices 0..m-1.
 
@@ -222,7 +206,7 @@ def bucket_order(buckets):
     n_items = buckets.shape[0]
     if n_items == 0 or buckets.min() < 0 or buckets.max() >= 4 * n_items + 64:
         return np.argsort(buckets, kind="stable").astype(np.int64, copy=False)
-    return _bucket_order_kernel(buckets, int(buckets.max()) + 1)
+    return counting_argsort(buckets, int(buckets.max()) + 1)
 
 
 @njit(cache=True, nogil=True)

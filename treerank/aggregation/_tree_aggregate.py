@@ -400,9 +400,7 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
         """Each tree's position of each row's leaf in its order of its leaves."""
         if self._leaf_position_table is None:
             return leaf_ranks
-        table, offsets = self._leaf_position_table
-        positions = LeafTable.from_flat(table.astype(np.int32, copy=False), offsets)
-        return positions.gather(leaf_ranks)
+        return self._position_table().gather(leaf_ranks)
 
     def _aggregate(self, leaf_ranks, sample_weight, seed):
         self.consensus_objective_ = None
@@ -488,22 +486,19 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
     def refined_objective_(self, value):
         self.__dict__["_refined_objective"] = value
 
-    def _cell_rankings(self, cell_ranks, rankings=None):
-        """Each tree's bucket order of the cells (shape (n_trees, n_cells)).
+    def _cell_rankings(self, cell_ranks):
+        """Each tree's bucket order of the cells (shape (n_trees, n_cells)):
+        the position of each cell's leaf in the tree's order of its leaves."""
+        return self._position_table().gather_transposed(cell_ranks)
 
-        ``cell_ranks`` holds each cell's leaf rank in each tree; ``rankings``,
-        if given, is its transpose, reused when the trees rank leaves by rank.
-        """
+    def _position_table(self):
+        """The trees' leaf positions by leaf rank, as a :class:`LeafTable`
+        (the identity when the trees rank leaves by rank)."""
         if self._leaf_position_table is None:
-            if rankings is not None:
-                return rankings
-            # the identity table: a leaf's position is its rank
-            identity = np.arange(int(np.max(cell_ranks)) + 1, dtype=np.int32)
-            table = LeafTable.from_flat(identity, np.zeros(cell_ranks.shape[1]))
-        else:
-            values, offsets = self._leaf_position_table
-            table = LeafTable.from_flat(values.astype(np.int32, copy=False), offsets)
-        return table.gather_transposed(cell_ranks)
+            identity = np.arange(int(np.max(self._n_leaves)), dtype=np.int32)
+            return LeafTable.from_flat(identity, np.zeros(len(self._n_leaves)))
+        values, offsets = self._leaf_position_table
+        return LeafTable.from_flat(values.astype(np.int32, copy=False), offsets)
 
     @property
     def _cell_corners(self):

@@ -4,7 +4,9 @@ The kernels sort short arrays (the leaves of one LeafRank rule, the categories
 of one feature, the features drawn for one node). numpy's ``argsort`` in
 compiled code brings its whole generic machinery into every kernel that calls
 it, compiled anew for each key type; this hand-written merge sort on float64
-keys is one small kernel, shared by all of them.
+keys is one small kernel, shared by all of them. Keys that are small whole
+numbers (bucket indices, leaf ranks) are sorted by counting instead
+(:func:`counting_argsort`), in linear time.
 """
 
 # Authors: The treerank developers
@@ -14,7 +16,7 @@ import numpy as np
 
 from treerank.engine._jit import jit
 
-__all__ = ["stable_argsort"]
+__all__ = ["counting_argsort", "stable_argsort"]
 
 _INSERTION = 16  # runs shorter than this are sorted by insertion
 
@@ -83,4 +85,29 @@ def stable_argsort(keys, n):
                 k += 1
         order, buffer = buffer, order
         width *= 2
+    return order
+
+
+@jit
+def counting_argsort(keys, n_keys):
+    """Indices that sort integer ``keys`` in ``0..n_keys-1``, equal keys in
+    index order (a counting sort: O(len(keys) + n_keys)).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank.engine._sorting import counting_argsort
+    >>> counting_argsort(np.array([2, 0, 1, 0]), 3)
+    array([1, 3, 2, 0])
+    """
+    starts = np.zeros(n_keys + 1, dtype=np.int64)
+    for i in range(keys.shape[0]):
+        starts[keys[i] + 1] += 1
+    for k in range(n_keys):
+        starts[k + 1] += starts[k]
+    order = np.empty(keys.shape[0], dtype=np.int64)
+    for i in range(keys.shape[0]):
+        k = keys[i]
+        order[starts[k]] = i
+        starts[k] += 1
     return order

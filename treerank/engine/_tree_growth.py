@@ -39,6 +39,15 @@ _AHEAD = 16
 
 
 @jit
+def _prefetch_row(codes, y, w, m, row):
+    """Ask for a row's codes, class, weight and multiplicity ahead of use."""
+    prefetch(codes, row)
+    prefetch(y, row)
+    prefetch(w, row)
+    prefetch(m, row)
+
+
+@jit
 def _enlarge(array, size):
     """A copy of ``array`` with room for at least ``size`` entries."""
     out = np.empty(max(size, 2 * array.shape[0]), dtype=array.dtype)
@@ -220,11 +229,7 @@ def grow_tree(
         count = 0.0  # rows counted with their multiplicity
         for i in range(start, stop):
             if i + _AHEAD < stop:
-                ahead = rows[i + _AHEAD]
-                prefetch(y, ahead)
-                prefetch(w, ahead)
-                prefetch(m, ahead)
-                prefetch(codes, ahead)
+                _prefetch_row(codes, y, w, m, rows[i + _AHEAD])
             row = rows[i]
             count += m[row]
             if y[row] == 1:
@@ -294,10 +299,7 @@ def grow_tree(
                 for i in range(n_fit):
                     if sampled and i + _AHEAD < n_fit:
                         ahead = fitted_rows[fit_start + i + _AHEAD]
-                        prefetch(y, ahead)
-                        prefetch(w, ahead)
-                        prefetch(m, ahead)
-                        prefetch(codes, ahead)
+                        _prefetch_row(codes, y, w, m, ahead)
                     row = fitted_rows[fit_start + i]
                     for f in range(n_features):
                         local_codes[i, f] = codes[row, f]
