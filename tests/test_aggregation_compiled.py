@@ -555,3 +555,91 @@ def test_search_keys_are_borda_scores(rng):
     assert inserter._compiled()["threshold_maps"] is not None
     compiled_keys = inserter._thresholds(new, compiled=True, keys=True)[2]
     assert np.array_equal(compiled_keys, keys)
+
+
+@pytest.mark.parametrize("spread", [3, 10**9])
+def test_sweep_order_is_the_stable_sort_of_the_lows(rng, spread):
+    # counting sort over a narrow range of lows (gap -1 included), comparison
+    # sort over a wide one: both the stable order of numpy's sort
+    lo = rng.integers(-1, spread, size=300)
+    chosen = rng.permutation(300)[:200]
+    order, sorted_lo = _kernels._sweep_order(lo, chosen)
+    expected = np.argsort(lo[chosen], kind="stable")
+    assert np.array_equal(order, expected)
+    assert np.array_equal(sorted_lo, lo[chosen][expected])
+
+
+def _batch_by_brute_force(chosen, rank, items, lo, hi, old, new, data):
+    """Correction and dominated moves of a batch, pair by pair in Python."""
+    bounds, values = _kernels._weight_groups(data)
+    weight = np.repeat(values, np.diff(bounds))  # per stored ranking
+    total = data.total_weight
+
+    def cost(better, worse, relation):
+        tied = total - better - worse
+        if relation < 0:
+            return worse + 0.5 * tied
+        if relation > 0:
+            return better + 0.5 * tied
+        return 0.5 * (better + worse)
+
+    correction = 0.0
+    dominated = np.zeros(lo.shape[0], dtype=bool)
+    for x, a in enumerate(chosen):
+        for b in chosen[x + 1 :]:
+            if lo[b] > hi[a] or lo[a] > hi[b]:
+                continue  # disjoint spans: the moves do not interact
+            dominated[a if rank[a] > rank[b] else b] = True
+            i, j = items[a], items[b]
+            row_i, row_j = data.ranks_t[i], data.ranks_t[j]
+            better = float(weight @ (row_i < row_j))
+            worse = float(weight @ (row_i > row_j))
+            relations = [
+                np.sign(u - v) for u in (new[i], old[i]) for v in (new[j], old[j])
+            ]
+            signs = (1, -1, -1, 1)
+            pair = sum(s * cost(better, worse, r) for s, r in zip(signs, relations))
+            correction += data.item_weights[i] * data.item_weights[j] * pair
+    return correction, dominated
+
+
+@pytest.mark.parametrize(
+    ("n_rankings", "weights"),
+    [(9, "uniform"), (9, "groups"), (60, "uniform"), (60, "float")],
+)
+def test_batch_kernel_matches_brute_force(rng, n_rankings, weights):
+    # crowded moves (a move meets more than 32 others: the counts run ranking
+    # by ranking) and sparse ones (move by move), few and many rankings
+    data = instance(rng, 300, n_rankings, 0.3, weights)
+    bounds, values = _kernels._weight_groups(data)
+    for n_buckets, n_moves in ((4, 150), (40, 60)):
+        items = np.sort(rng.choice(300, n_moves, replace=False))
+        old = rng.integers(0, n_buckets, 300).astype(np.float64)
+        new = old.copy()
+        new[items] = rng.integers(
+            0, 2 * n_buckets, n_moves
+        ) / 2.0 - 0.25 * rng.integers(0, 2, n_moves)
+        lo = np.minimum(old[items], np.floor(new[items])).astype(np.int64)
+        hi = np.maximum(old[items], np.ceil(new[items])).astype(np.int64)
+        rank = rng.permutation(n_moves)
+        chosen = np.sort(rng.choice(n_moves, n_moves - 5, replace=False))
+        found = _kernels._batch_kernel(
+            chosen,
+            rank,
+            items,
+            lo,
+            hi,
+            old,
+            new,
+            data.ranks_t,
+            data.item_weights,
+            bounds,
+            values,
+            data.total_weight,
+            data.exact,
+        )
+        expected = _batch_by_brute_force(chosen, rank, items, lo, hi, old, new, data)
+        assert found[0] == pytest.approx(expected[0], rel=1e-12, abs=1e-9)
+        if data.exact:
+            assert found[0] == expected[0]
+        assert np.array_equal(found[1], expected[1])

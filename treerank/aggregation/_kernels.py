@@ -75,17 +75,6 @@ def _count_lt_le(x, y):
 
 
 @njit(cache=True, nogil=True)
-def _count_lt_gt(x, y):
-    """Number of entries with x < y, and with x > y (views of equal length)."""
-    lt = 0
-    gt = 0
-    for t in range(np.uint64(x.shape[0])):
-        lt += x[t] < y[t]
-        gt += x[t] > y[t]
-    return lt, gt
-
-
-@njit(cache=True, nogil=True)
 def _count_below(x, lower, upper):
     """Number of entries with x < lower, and with x < upper."""
     lt = 0
@@ -699,20 +688,46 @@ def _pair_cost(better, worse, total_weight, relation):
 
 
 @njit(cache=True, nogil=True)
-def _count_overlaps(lo, hi, chosen):
-    """Number of pairs of chosen intervals [lo, hi] that intersect."""
+def _sweep_order(lo, chosen):
+    """The chosen moves by increasing ``lo`` (ties in ``chosen`` order), and
+    their sorted ``lo``.
+
+    The lows are bucket indices (a gap before the first bucket is -1): a
+    counting sort over their range, a comparison sort if it is wide.
+    """
     n = chosen.shape[0]
-    los = np.empty(n, dtype=np.float64)  # exact: bucket indices
+    los = np.empty(n, dtype=np.int64)
+    low = np.int64(0)
+    high = np.int64(0)
     for c in range(n):
         los[c] = lo[chosen[c]]
-    order = stable_argsort(los, n)
-    sorted_lo = los[order]
+        if c == 0 or los[c] < low:
+            low = los[c]
+        if c == 0 or los[c] > high:
+            high = los[c]
+    if high - low > 4 * n + 64:
+        order = stable_argsort(los.astype(np.float64), n)
+    else:
+        order = counting_argsort(los - low, high - low + 1)
+    return order, los[order]
+
+
+@njit(cache=True, nogil=True)
+def _count_overlaps(lo, hi, chosen):
+    """Number of pairs of chosen intervals [lo, hi] that intersect."""
+    order, sorted_lo = _sweep_order(lo, chosen)
     total = 0
-    for c in range(n):
+    for c in range(chosen.shape[0]):
         end = np.searchsorted(sorted_lo, hi[chosen[order[c]]], side="right")
         if end - c - 1 > 0:
             total += end - c - 1
     return total
+
+
+# a move is compared with the moves after it ranking by ranking (vectorized
+# over the moves) when there are at least this many, else move by move
+_SWEEP_COLUMNS_MIN_WIDTH = 32
+_SWEEP_COLUMNS_MAX_RANKINGS = 48
 
 
 @njit(cache=True, nogil=True)
@@ -743,15 +758,18 @@ def _batch_kernel(
     n_moves = lo.shape[0]
     n = chosen.shape[0]
     dominated = np.zeros(n_moves, dtype=np.bool_)
-    los = np.empty(n, dtype=np.float64)  # exact: bucket indices
-    for c in range(n):
-        los[c] = lo[chosen[c]]
-    order = stable_argsort(los, n)
-    sorted_lo = los[order]
-    # the moves in the order of the sweep: their rows, ranks, keys and masses
-    # in contiguous arrays (the inner loop reads them at d = c + 1, c + 2, ...)
+    order, sorted_lo = _sweep_order(lo, chosen)
+    # the moves in the order of the sweep: their ranks in rows (ranking by
+    # ranking, so that the counts of a move against those after it run over
+    # contiguous memory, vectorized), their keys and masses
     n_rankings = ranks_t.shape[1]
+    n_groups = group_values.shape[0]
+    largest_group = 0
+    for g in range(n_groups):
+        largest_group = max(largest_group, group_bounds[g + 1] - group_bounds[g])
+    by_columns = largest_group <= _SWEEP_COLUMNS_MAX_RANKINGS
     rows = np.empty((n, n_rankings), dtype=ranks_t.dtype)
+    columns = np.empty((n_rankings if by_columns else 0, n), dtype=ranks_t.dtype)
     move_rank = np.empty(n, dtype=np.int64)
     old_key = np.empty(n, dtype=np.float64)
     new_key = np.empty(n, dtype=np.float64)
@@ -762,20 +780,74 @@ def _batch_kernel(
         item = move_item[move]
         for b in range(n_rankings):
             rows[c, b] = ranks_t[item, b]
+        if by_columns:
+            for b in range(n_rankings):
+                columns[b, c] = ranks_t[item, b]
         move_rank[c] = rank[move]
         old_key[c] = old[item]
         new_key[c] = new[item]
         mass[c] = masses[item]
+    lt = np.empty(n, dtype=np.int32)  # counts of rankings (fewer than 2^31)
+    gt = np.empty(n, dtype=np.int32)
+    better = np.empty(n, dtype=np.float64)
+    worse = np.empty(n, dtype=np.float64)
     correction = 0.0
     for c in range(n):
         a = chosen[order[c]]
+        first = c + 1
         end = np.searchsorted(sorted_lo, hi[a], side="right")
+        width = end - first
+        if width <= 0:
+            continue
+        # weighted counts of rankings with r(c) < r(d) and r(c) > r(d), for
+        # the moves d = c + 1 .. end - 1 (those whose spans meet c's)
+        if n_groups > 1:
+            better[:width] = 0.0
+            worse[:width] = 0.0
+        for g in range(n_groups):
+            value = group_values[g]
+            if value == 0.0:
+                continue
+            start = group_bounds[g]
+            stop = group_bounds[g + 1]
+            if by_columns and width >= _SWEEP_COLUMNS_MIN_WIDTH:
+                # many moves: ranking by ranking, c against all of them
+                lt[:width] = 0
+                gt[:width] = 0
+                for b in range(start, stop):
+                    x = columns[b, c]
+                    others = columns[b, first:end]
+                    for k in range(np.uint64(width)):
+                        lt[k] += x < others[k]
+                        gt[k] += x > others[k]
+            else:
+                # few: move by move, over the rankings
+                row_c = np.uint64(c)
+                for k in range(width):
+                    row_d = np.uint64(first + k)
+                    count_lt = 0
+                    count_gt = 0
+                    for b in range(np.uint64(start), np.uint64(stop)):
+                        x = rows[row_c, b]
+                        y = rows[row_d, b]
+                        count_lt += x < y
+                        count_gt += x > y
+                    lt[k] = count_lt
+                    gt[k] = count_gt
+            if n_groups == 1:
+                for k in range(width):
+                    better[k] = value * lt[k]
+                    worse[k] = value * gt[k]
+            else:
+                for k in range(width):
+                    better[k] += value * lt[k]
+                    worse[k] += value * gt[k]
         rank_c = move_rank[c]
         new_c = new_key[c]
         old_c = old_key[c]
         dominated_c = False
-        for d in range(np.uint64(c + 1), np.uint64(end)):
-            # without branches: the outcomes are not predictable
+        for k in range(width):
+            d = first + k
             above = rank_c > move_rank[d]
             dominated_c |= above
             sweep_dominated[d] |= not above
@@ -788,33 +860,11 @@ def _batch_kernel(
                 or (new_new == old_new and new_old == old_old)
             ):
                 continue
-            better = 0.0
-            worse = 0.0
-            if group_values.shape[0] == 1:
-                lt = 0
-                gt = 0
-                row_c = np.uint64(c)
-                for b in range(np.uint64(n_rankings)):
-                    x = rows[row_c, b]
-                    y = rows[d, b]
-                    lt += x < y
-                    gt += x > y
-                better = group_values[0] * lt
-                worse = group_values[0] * gt
-            for g in range(group_values.shape[0] if group_values.shape[0] > 1 else 0):
-                value = group_values[g]
-                if value == 0.0:
-                    continue
-                start = group_bounds[g]
-                stop = group_bounds[g + 1]
-                lt, gt = _count_lt_gt(rows[c, start:stop], rows[d, start:stop])
-                better += value * lt
-                worse += value * gt
             corr = (
-                _pair_cost(better, worse, total_weight, new_new)
-                - _pair_cost(better, worse, total_weight, new_old)
-                - _pair_cost(better, worse, total_weight, old_new)
-                + _pair_cost(better, worse, total_weight, old_old)
+                _pair_cost(better[k], worse[k], total_weight, new_new)
+                - _pair_cost(better[k], worse[k], total_weight, new_old)
+                - _pair_cost(better[k], worse[k], total_weight, old_new)
+                + _pair_cost(better[k], worse[k], total_weight, old_old)
             )
             correction += mass[c] * mass[d] * corr
         sweep_dominated[c] |= dominated_c
