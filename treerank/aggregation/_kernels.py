@@ -688,28 +688,45 @@ def _pair_cost(better, worse, total_weight, relation):
 
 
 @njit(cache=True, nogil=True)
+def _upper_bound(sorted_values, value):
+    """``np.searchsorted(sorted_values, value, side="right")`` (a binary
+    search; numba's generic one costs more compilation than its use here)."""
+    low = 0
+    high = sorted_values.shape[0]
+    while low < high:
+        middle = (low + high) >> 1
+        if sorted_values[middle] <= value:
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
+@njit(cache=True, nogil=True)
 def _sweep_order(lo, chosen):
     """The chosen moves by increasing ``lo`` (ties in ``chosen`` order), and
-    their sorted ``lo``.
+    their sorted lows (float64, exact).
 
-    The lows are bucket indices (a gap before the first bucket is -1): a
-    counting sort over their range, a comparison sort if it is wide.
+    The lows are bucket indices (a gap before the first bucket is -1), so a
+    counting sort over their range orders them in O(moves + buckets).
     """
     n = chosen.shape[0]
-    los = np.empty(n, dtype=np.int64)
     low = np.int64(0)
     high = np.int64(0)
     for c in range(n):
-        los[c] = lo[chosen[c]]
-        if c == 0 or los[c] < low:
-            low = los[c]
-        if c == 0 or los[c] > high:
-            high = los[c]
-    if high - low > 4 * n + 64:
-        order = stable_argsort(los.astype(np.float64), n)
-    else:
-        order = counting_argsort(los - low, high - low + 1)
-    return order, los[order]
+        value = lo[chosen[c]]
+        if c == 0 or value < low:
+            low = value
+        if c == 0 or value > high:
+            high = value
+    keys = np.empty(n, dtype=np.int64)
+    for c in range(n):
+        keys[c] = lo[chosen[c]] - low
+    order = counting_argsort(keys, high - low + 1)
+    sorted_lo = np.empty(n, dtype=np.float64)
+    for c in range(n):
+        sorted_lo[c] = lo[chosen[order[c]]]
+    return order, sorted_lo
 
 
 @njit(cache=True, nogil=True)
@@ -718,7 +735,7 @@ def _count_overlaps(lo, hi, chosen):
     order, sorted_lo = _sweep_order(lo, chosen)
     total = 0
     for c in range(chosen.shape[0]):
-        end = np.searchsorted(sorted_lo, hi[chosen[order[c]]], side="right")
+        end = _upper_bound(sorted_lo, hi[chosen[order[c]]])
         if end - c - 1 > 0:
             total += end - c - 1
     return total
@@ -795,7 +812,7 @@ def _batch_kernel(
     for c in range(n):
         a = chosen[order[c]]
         first = c + 1
-        end = np.searchsorted(sorted_lo, hi[a], side="right")
+        end = _upper_bound(sorted_lo, hi[a])
         width = end - first
         if width <= 0:
             continue

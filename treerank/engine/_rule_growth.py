@@ -374,7 +374,8 @@ def grow_rule(
             continue
         parent_term = child_term(pos[t] / P, neg[t] / N, criterion)
         best[0] = -np.inf
-        best_feature = -1
+        # not a literal: the partitions are typed (and compiled) once
+        best_feature = np.int64(-1)
         best_missing = 0.0
         counted = 0
         visited = 0
