@@ -417,3 +417,38 @@ def test_refined_objective_is_that_of_the_tie_broken_order_on_first_access():
     unbroken = RankingForest(n_estimators=12, tie_breaking=None, random_state=0)
     assert unbroken.fit(X, y).refined_objective_ is None
     assert not hasattr(RankingForest(), "refined_objective_")
+
+
+@pytest.mark.parametrize("bootstrap", [True, False])
+def test_draw_sample_keeps_draws_holding_both_classes(bootstrap):
+    # the accepted draw is the first of the generator's draws in which both
+    # classes have a row of positive weight, as masks over the rows find it
+    from treerank.ensemble._forest import _draw_sample
+
+    rng = np.random.default_rng(0)
+    y01 = (rng.random(60) < 0.1).astype(np.int64)  # few positives
+    weights = rng.integers(0, 3, 60).astype(np.float64)  # some zero weights
+    for seed in range(30):
+        found = _draw_sample(
+            np.random.RandomState(seed), 60, 6, bootstrap, y01, weights
+        )
+        draws = np.random.RandomState(seed)
+        while True:
+            if bootstrap:
+                counts = np.bincount(draws.randint(0, 60, 6), minlength=60)
+            else:
+                counts = np.zeros(60, dtype=np.int64)
+                counts[draws.choice(60, 6, replace=False)] = 1
+            held = weights * counts
+            if held[y01 == 1].sum() > 0 and held[y01 == 0].sum() > 0:
+                break
+        assert np.array_equal(found, counts)
+
+
+def test_draw_sample_of_one_class_raises_naming_max_samples():
+    from treerank.ensemble._forest import _draw_sample
+
+    y01 = np.array([1, 0, 0, 0])
+    weights = np.array([1.0, 0.0, 0.0, 0.0])  # no negative of positive weight
+    with pytest.raises(ValueError, match="max_samples"):
+        _draw_sample(np.random.RandomState(0), 4, 4, True, y01, weights)

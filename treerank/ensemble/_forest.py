@@ -70,8 +70,10 @@ def _draw_sample(rng, n_samples, n_draw, bootstrap, y01, sample_weight):
         else:
             counts = np.zeros(n_samples, dtype=np.int64)
             counts[rng.choice(n_samples, n_draw, replace=False)] = 1
+        # the weights are >= 0: a class is present iff its weighted sum is > 0
+        # (two dot products, not two masked copies of the weights)
         weight = sample_weight * counts
-        if weight[y01 == 1].sum() > 0 and weight[y01 == 0].sum() > 0:
+        if np.dot(weight, y01 == 1) > 0 and np.dot(weight, y01 == 0) > 0:
             return counts
     raise ValueError(
         f"{_MAX_DRAWS} consecutive resamples of {n_draw} rows held a single class; "
