@@ -1,5 +1,6 @@
 """Compiled aggregation kernels against the numpy implementations and oracles."""
 
+import itertools
 import tracemalloc
 
 import numpy as np
@@ -650,3 +651,65 @@ def test_upper_bound_is_searchsorted_right(rng):
         expected = np.searchsorted(values, value, side="right")
         assert _kernels._upper_bound(values, value) == expected
     assert _kernels._upper_bound(values[:0], 3) == 0
+
+
+@pytest.mark.parametrize("weights", ["uniform", "groups", "float"])
+def test_threaded_median_equals_one_thread(monkeypatch, weights):
+    # the objective's rankings and the window sums' items in threads: the
+    # same sums, so the same passes, median and objectives to the last bit
+    from treerank.aggregation import _threads
+
+    monkeypatch.setattr(_threads, "MIN_THREADED_SIZE", 0)
+    rng = np.random.default_rng(7)
+    rankings = tree_like(rng, 3000, 45, 0.3)
+    masses = rng.integers(1, 4, size=3000).astype(float)
+    ranking_weights = None
+    if weights == "groups":
+        ranking_weights = rng.integers(1, 3, size=45).astype(float)
+    elif weights == "float":
+        ranking_weights = rng.random(45) + 0.1
+        masses = rng.random(3000) + 0.5
+    results = [
+        kemeny_median(
+            rankings,
+            ranking_weights,
+            masses,
+            random_state=0,
+            max_iter=4,
+            window=3,
+            multi_start=False,
+            n_jobs=n_jobs,
+        )
+        for n_jobs in (1, 2, 3)
+    ]
+    for found in results[1:]:
+        assert np.array_equal(found.consensus, results[0].consensus)
+        assert found.objective == results[0].objective
+        assert found.start_objectives == results[0].start_objectives
+        assert found.n_iter == results[0].n_iter
+
+
+def test_median_n_jobs_must_be_an_integer():
+    with pytest.raises(ValueError, match="n_jobs must be an integer or None"):
+        kemeny_median([[0, 1, 2], [0, 2, 1]], n_jobs=1.5)
+
+
+def test_kernel_threads_only_on_large_problems():
+    from treerank.aggregation._threads import MIN_THREADED_SIZE, kernel_threads
+
+    assert kernel_threads(MIN_THREADED_SIZE // 8 - 1, 8, 2) == 1
+    assert kernel_threads(MIN_THREADED_SIZE // 8, 8, 2) == 2
+    assert kernel_threads(MIN_THREADED_SIZE, 1, None) == 1
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 100])
+@pytest.mark.parametrize("n_parts", [1, 2, 3, 8])
+def test_split_range_covers_the_range_in_even_parts(n, n_parts):
+    from treerank.aggregation._threads import split_range
+
+    parts = split_range(n, n_parts)
+    assert parts[0][0] == 0 and parts[-1][1] == n
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(parts))
+    sizes = [stop - start for start, stop in parts]
+    assert len(parts) == max(1, min(n, n_parts))
+    assert max(sizes) - min(sizes) <= 1

@@ -200,3 +200,23 @@ def test_transposed_gather_is_the_transpose_of_the_gather():
     transposed = table.gather_transposed(ranks)
     assert transposed.dtype == np.int64 and transposed.flags.c_contiguous
     np.testing.assert_array_equal(transposed, table.gather(ranks).T)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+@pytest.mark.parametrize("n_rows", [0, 1, 130, 301])
+def test_leaf_table_passes_in_threads_equal_numpy(n_threads, n_rows):
+    # parts of the rows in threads: the gathered entries and the out-of-sample
+    # sums (added in tree order) of the numpy expressions
+    rng = np.random.default_rng(n_rows)
+    tables = [rng.random(k) for k in (3, 7, 1, 5)]
+    table = LeafTable(tables)
+    ranks = np.column_stack([rng.integers(0, t.shape[0], n_rows) for t in tables])
+    samples = rng.integers(0, 2, size=(4, n_rows)).astype(np.int32)
+    gathered = table.gather_transposed(ranks, dtype=np.float64, n_threads=n_threads)
+    expected = np.array([t[ranks[:, b]] for b, t in enumerate(tables)])
+    np.testing.assert_array_equal(gathered, expected.reshape(4, n_rows))
+    sums = table.sum_out_of_sample(ranks, samples, n_threads=n_threads)
+    total = np.zeros(n_rows)
+    for b, t in enumerate(tables):
+        total = total + np.where(samples[b] == 0, t[ranks[:, b]], 0.0)
+    np.testing.assert_array_equal(sums, total)

@@ -34,6 +34,21 @@ def test_n_jobs_and_determinism(squares, aggregation):
     assert not np.array_equal(a.decision_function(X), c.decision_function(X))
 
 
+def test_threaded_aggregation_fits_the_same_forest(squares, monkeypatch):
+    # the median's kernels in threads (every size allowed here): the same
+    # cells, consensus and scores as one thread
+    from treerank.aggregation import _threads
+
+    monkeypatch.setattr(_threads, "MIN_THREADED_SIZE", 0)
+    X, y = squares
+    params = {"n_estimators": 12, "random_state": 5}
+    a = RankingForest(n_jobs=1, **params).fit(X, y)
+    b = RankingForest(n_jobs=2, **params).fit(X, y)
+    np.testing.assert_array_equal(a.consensus_, b.consensus_)
+    assert a.consensus_objective_ == b.consensus_objective_
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+
+
 @pytest.mark.parametrize("aggregation", ["median", "mean", "borda"])
 def test_batch_invariance(squares, aggregation):
     X, y = squares

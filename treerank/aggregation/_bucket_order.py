@@ -351,6 +351,8 @@ class _RankingData:
             np.int64 if integral and item_weights.sum() < 2.0**52 else np.float64
         )
         self.total_weight = float(self.ranking_weights.sum())
+        # threads of the compiled kernels (set by kemeny_median; see _threads)
+        self.n_threads = 1
         self.n_rankings = n_rankings
         self.n_items = n_items
         # every partial sum of the objective and of the moves' costs is exact

@@ -45,6 +45,7 @@ from treerank.aggregation._heuristics import (
 from treerank.aggregation._kernels import _compiled_for, _kwiksort_kernel
 from treerank.aggregation._local_search import _run_local_search
 from treerank.aggregation._objective import _objective
+from treerank.aggregation._threads import kernel_threads
 
 __all__ = ["MedianResult", "kemeny_median", "kemeny_objective"]
 
@@ -301,6 +302,7 @@ def kemeny_median(
     tol=0.0,
     time_limit=None,
     multi_start="auto",
+    n_jobs=None,
 ):
     """Weighted Kemeny median (Kendall-tau median with ties) of bucket orders.
 
@@ -362,6 +364,13 @@ def kemeny_median(
         size, so that the cost grows with the problem (what a forest asks
         for: on forests of 5 to 10 trees the extra starts lowered the
         objective by 0.02-0.09% for no change of test AUC).
+    n_jobs : int or None, default=None
+        Threads for the compiled kernels of the objective and of the local
+        search on problems of at least 2^21 item x ranking entries (joblib's
+        convention: None is 1 unless in a ``joblib.parallel_config`` context,
+        -1 all processors). The result does not depend on it: each thread
+        computes whole sums (of a ranking, or of an item) that one thread
+        would compute the same way.
 
     Returns
     -------
@@ -413,9 +422,9 @@ def kemeny_median(
 
     Problems with at least 2^17 item x ranking entries (e.g. 1,311 cells of a
     100-tree forest) run the objective, Borda, mean rank and the local search
-    in compiled code (numba kernels, one thread, without the GIL): the same
-    passes and moves as the numpy solver, which small problems use so that
-    they never wait for a compilation (the results are identical when the
+    in compiled code (numba kernels without the GIL, in ``n_jobs`` threads
+    from 2^21 entries on): the same passes and moves as the numpy solver,
+    which small problems use so that they never wait for a compilation (the results are identical when the
     weights are integers, and equal up to rounding otherwise). A deep forest's
     200,000 cells take seconds (see ``benchmarks/results/aggregation.md``).
 
@@ -451,6 +460,10 @@ def kemeny_median(
         time_limit = _check_real(time_limit, "time_limit", minimum=0.0, strict=True)
     data = _RankingData(rankings, ranking_weights, item_weights)
     n_items, n_rankings = data.n_items, data.n_rankings
+    if n_jobs is not None and not isinstance(n_jobs, numbers.Integral):
+        raise ValueError(f"n_jobs must be an integer or None; got {n_jobs!r}.")
+    if _compiled_for(data):
+        data.n_threads = kernel_threads(n_items, n_rankings, n_jobs)
     size = n_items * n_items * n_rankings
     if method == "auto":
         method = "exact" if n_items <= MAX_EXACT_ITEMS else "local"

@@ -18,6 +18,7 @@ the last bit, and each row's mean depends on that row alone.
 
 import numpy as np
 
+from treerank.aggregation._threads import run_on_parts, split_range
 from treerank.engine._jit import jit
 
 __all__ = ["LeafTable"]
@@ -44,26 +45,27 @@ def _gather_leaves(leaf_ranks, offsets, table, out):
 
 
 @jit
-def _gather_leaves_transposed(leaf_ranks, offsets, table, out):
-    """``out[b, i] = table[offsets[b] + leaf_ranks[i, b]]``, in tiles of rows."""
-    n_rows, n_trees = leaf_ranks.shape
+def _gather_leaves_transposed(leaf_ranks, offsets, table, out, start, stop):
+    """``out[b, i] = table[offsets[b] + leaf_ranks[i, b]]`` for the rows
+    ``start <= i < stop``, in tiles of rows."""
+    n_trees = leaf_ranks.shape[1]
     tile = 64
-    for i0 in range(0, n_rows, tile):
-        i1 = min(i0 + tile, n_rows)
+    for i0 in range(start, stop, tile):
+        i1 = min(i0 + tile, stop)
         for b in range(n_trees):
             for i in range(i0, i1):
                 out[b, i] = table[np.uint64(offsets[b] + leaf_ranks[i, b])]
 
 
 @jit
-def _sum_over_unseen_leaves(leaf_ranks, offsets, values, samples, out):
-    """``out[i]``: sum over the trees b with ``samples[b, i] == 0`` of
-    ``values[offsets[b] + leaf_ranks[i, b]]``, added in tree order (in tiles
-    of rows, ``samples`` being tree-major)."""
-    n_rows, n_trees = leaf_ranks.shape
+def _sum_over_unseen_leaves(leaf_ranks, offsets, values, samples, out, start, stop):
+    """``out[i]`` for the rows ``start <= i < stop``: sum over the trees b
+    with ``samples[b, i] == 0`` of ``values[offsets[b] + leaf_ranks[i, b]]``,
+    added in tree order (in tiles of rows, ``samples`` being tree-major)."""
+    n_trees = leaf_ranks.shape[1]
     tile = 64
-    for i0 in range(0, n_rows, tile):
-        i1 = min(i0 + tile, n_rows)
+    for i0 in range(start, stop, tile):
+        i1 = min(i0 + tile, stop)
         for i in range(i0, i1):
             out[i] = 0.0
         for b in range(n_trees):
@@ -148,7 +150,7 @@ class LeafTable:
         _gather_leaves(leaf_ranks, self.offsets, self.values, out)
         return out
 
-    def sum_out_of_sample(self, leaf_ranks, samples):
+    def sum_out_of_sample(self, leaf_ranks, samples, n_threads=1):
         """Each row's sum of its entries over the trees whose sample lacks it.
 
         Parameters
@@ -156,6 +158,8 @@ class LeafTable:
         leaf_ranks : ndarray of int of shape (n_rows, n_trees)
         samples : ndarray of int of shape (n_trees, n_rows)
             Multiplicity of each row in each tree's sample (0: not in it).
+        n_threads : int, default=1
+            Threads summing parts of the rows (the same sums).
 
         Returns
         -------
@@ -173,13 +177,18 @@ class LeafTable:
         array([1.1, 0.6])
         """
         leaf_ranks = self._ranks(leaf_ranks)
+        samples = np.ascontiguousarray(samples)
         out = np.empty(leaf_ranks.shape[0], dtype=np.float64)
-        _sum_over_unseen_leaves(
-            leaf_ranks, self.offsets, self.values, np.ascontiguousarray(samples), out
+        run_on_parts(
+            _sum_over_unseen_leaves,
+            (
+                (leaf_ranks, self.offsets, self.values, samples, out, start, stop)
+                for start, stop in split_range(leaf_ranks.shape[0], n_threads)
+            ),
         )
         return out
 
-    def gather_transposed(self, leaf_ranks, dtype=np.int64):
+    def gather_transposed(self, leaf_ranks, dtype=np.int64, n_threads=1):
         """:meth:`gather`, transposed: each tree's entries of the rows.
 
         Written straight into a C-contiguous (n_trees, n_rows) array of
@@ -189,6 +198,8 @@ class LeafTable:
         ----------
         leaf_ranks : ndarray of int of shape (n_rows, n_trees)
         dtype : dtype, default=np.int64
+        n_threads : int, default=1
+            Threads writing parts of the rows.
 
         Returns
         -------
@@ -205,5 +216,11 @@ class LeafTable:
         """
         leaf_ranks = self._ranks(leaf_ranks)
         out = np.empty(leaf_ranks.shape[::-1], dtype=dtype)
-        _gather_leaves_transposed(leaf_ranks, self.offsets, self.values, out)
+        run_on_parts(
+            _gather_leaves_transposed,
+            (
+                (leaf_ranks, self.offsets, self.values, out, start, stop)
+                for start, stop in split_range(leaf_ranks.shape[0], n_threads)
+            ),
+        )
         return out

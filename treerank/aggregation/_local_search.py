@@ -68,6 +68,7 @@ from treerank.aggregation._kernels import (
     _window_sums_kernel,
     bucket_order,
 )
+from treerank.aggregation._threads import run_on_parts, split_range
 
 __all__ = []
 
@@ -341,20 +342,32 @@ def _best_moves_compiled(data, consensus, items, window, groups, rtol=1e-12):
     slots = np.sort(position[items])
     identity = np.arange(order.shape[0])
     sorted_t, sorted_r = _gather_sorted(data.ranks_t, order)
-    better, atmost, valid = _window_sums_kernel(
-        slots,
-        np.arange(slots.shape[0]),
-        window,
-        sorted_buckets,
-        identity,
-        starts,
-        tables,
-        sorted_r,
-        sorted_t,
-        sorted_masses,
-        bounds,
-        values,
+    # each item's sums are computed alone: parts of the items in threads give
+    # the same sums (data.n_threads, see _threads)
+    parts = run_on_parts(
+        _window_sums_kernel,
+        (
+            (
+                slots[start:stop],
+                np.arange(stop - start),
+                window,
+                sorted_buckets,
+                identity,
+                starts,
+                tables,
+                sorted_r,
+                sorted_t,
+                sorted_masses,
+                bounds,
+                values,
+            )
+            for start, stop in split_range(slots.shape[0], data.n_threads)
+        ),
     )
+    if len(parts) == 1:
+        better, atmost, valid = parts[0]
+    else:
+        better, atmost, valid = (np.concatenate(column) for column in zip(*parts))
     scale = data.total_weight * float(data.item_weights.sum())
     mover, gain, key, lo, hi, threshold = _best_moves_kernel(
         slots,

@@ -36,6 +36,7 @@ from treerank.aggregation._kernels import (
     _pair_sums_kernel,
     bucket_order,
 )
+from treerank.aggregation._threads import run_on_parts, split_range
 
 __all__ = []
 
@@ -205,8 +206,25 @@ def _objective(consensus, data, blocks=None):
 
 
 def _pair_sums_compiled(consensus, data):
-    """:func:`_pair_sums` by the compiled Fenwick sweep (O(M B log K))."""
+    """:func:`_pair_sums` by the compiled Fenwick sweep (O(M B log K)).
+
+    With ``data.n_threads`` > 1, parts of the rankings are summed in threads
+    (each ranking's sum is computed alone: the same sums).
+    """
     order = bucket_order(consensus)
-    return _pair_sums_kernel(
-        order, consensus[order], data.ranks, data.n_buckets, data.item_weights
+    sorted_buckets = consensus[order]
+    parts = split_range(data.n_rankings, data.n_threads)
+    sums = run_on_parts(
+        _pair_sums_kernel,
+        (
+            (
+                order,
+                sorted_buckets,
+                data.ranks[start:stop],
+                data.n_buckets[start:stop],
+                data.item_weights,
+            )
+            for start, stop in parts
+        ),
     )
+    return sums[0] if len(sums) == 1 else np.concatenate(sums)

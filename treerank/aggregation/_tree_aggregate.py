@@ -45,6 +45,7 @@ from treerank.aggregation._leaf_scores import (
 )
 from treerank.aggregation._leaf_tables import LeafTable
 from treerank.aggregation._subpartition import distinct_leaf_rows
+from treerank.aggregation._threads import kernel_threads
 from treerank.base import (
     GradedCalibration,
     MonotoneCalibration,
@@ -189,7 +190,8 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
     aggregation_tol : float, default=1e-5
         Relative decrease of the objective below which the search stops.
     n_jobs : int or None, default=None
-        Threads routing and placing the rows of a large batch.
+        Threads routing and placing the rows of a large batch, and running
+        the median's compiled passes on a large forest (the same result).
     random_state : int or None, default=None
         The seed the median was solved with (recorded with the aggregate).
     verbose : int, default=0
@@ -351,7 +353,9 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
         for kind in candidates:
             values = self._leaf_value_arrays(kind)
             total = LeafTable(values).sum_out_of_sample(
-                leaf_ranks, self.estimators_samples_
+                leaf_ranks,
+                self.estimators_samples_,
+                n_threads=self._threads(leaf_ranks),
             )
             with np.errstate(invalid="ignore", divide="ignore"):
                 oob = np.where(n_oob > 0, total / n_oob, np.nan)
@@ -442,6 +446,7 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
             # five searches over all buckets, more than 25 trees' median)
             window=_DEFAULT_WINDOW,
             multi_start=False,
+            n_jobs=self.n_jobs,
         )
         self.consensus_objective_ = float(median.objective)
         borda = median.start_objectives.get("borda")
@@ -489,7 +494,14 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
     def _cell_rankings(self, cell_ranks):
         """Each tree's bucket order of the cells (shape (n_trees, n_cells)):
         the position of each cell's leaf in the tree's order of its leaves."""
-        return self._position_table().gather_transposed(cell_ranks)
+        return self._position_table().gather_transposed(
+            cell_ranks, n_threads=self._threads(cell_ranks)
+        )
+
+    def _threads(self, leaf_ranks):
+        """Threads for the compiled passes over a (rows, trees) array of leaf
+        ranks (one below the size where threads pay, see ``_threads``)."""
+        return kernel_threads(leaf_ranks.shape[0], leaf_ranks.shape[1], self.n_jobs)
 
     def _position_table(self):
         """The trees' leaf positions by leaf rank, as a :class:`LeafTable`

@@ -299,7 +299,9 @@ class RankingForest(DefaultLeafRankMixin, TreeAggregate):
         Trees grown in parallel through joblib (``-1`` for all cores). Any
         joblib backend works, e.g. Dask with
         ``joblib.parallel_config(backend="dask")``; the trees' seeds are drawn
-        before dispatch, so the forest does not depend on the backend.
+        before dispatch, so the forest does not depend on the backend. The
+        aggregation of a large forest (at least 2^21 rows x trees) runs its
+        compiled passes in as many threads, with the same result.
     monotonic_cst : array-like of int of shape (n_features,), dict or None, \
 default=None
         Monotonic constraints, as in :class:`TreeRank`: every tree is monotone,
