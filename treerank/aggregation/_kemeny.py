@@ -424,9 +424,10 @@ def kemeny_median(
     100-tree forest) run the objective, Borda, mean rank and the local search
     in compiled code (numba kernels without the GIL, in ``n_jobs`` threads
     from 2^21 entries on): the same passes and moves as the numpy solver,
-    which small problems use so that they never wait for a compilation (the results are identical when the
-    weights are integers, and equal up to rounding otherwise). A deep forest's
-    200,000 cells take seconds (see ``benchmarks/results/aggregation.md``).
+    which small problems use so that they never wait for a compilation (the
+    results are identical when the weights are integers, and equal up to
+    rounding otherwise). A deep forest's 200,000 cells take seconds (see
+    ``benchmarks/results/aggregation.md``).
 
     Examples
     --------

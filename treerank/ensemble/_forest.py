@@ -70,10 +70,11 @@ def _draw_sample(rng, n_samples, n_draw, bootstrap, y01, sample_weight):
         else:
             counts = np.zeros(n_samples, dtype=np.int64)
             counts[rng.choice(n_samples, n_draw, replace=False)] = 1
-        # the weights are >= 0: a class is present iff its weighted sum is > 0
-        # (two dot products, not two masked copies of the weights)
-        weight = sample_weight * counts
-        if np.dot(weight, y01 == 1) > 0 and np.dot(weight, y01 == 0) > 0:
+        # a class is present iff one of its rows has positive weight (boolean
+        # masks: no masked copies of the weights, and no BLAS call, whose
+        # threads would spin against the other trees' growth)
+        held = sample_weight * counts > 0
+        if np.any(held & (y01 == 1)) and np.any(held & (y01 == 0)):
             return counts
     raise ValueError(
         f"{_MAX_DRAWS} consecutive resamples of {n_draw} rows held a single class; "
