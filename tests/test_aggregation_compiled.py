@@ -3,6 +3,7 @@
 import itertools
 import tracemalloc
 
+import joblib
 import numpy as np
 import pytest
 
@@ -660,6 +661,7 @@ def test_threaded_median_equals_one_thread(monkeypatch, weights):
     from treerank.aggregation import _threads
 
     monkeypatch.setattr(_threads, "MIN_THREADED_SIZE", 0)
+    monkeypatch.setattr(_threads, "cpu_count", lambda: 8)  # 3 parts anywhere
     rng = np.random.default_rng(7)
     rankings = tree_like(rng, 3000, 45, 0.3)
     masses = rng.integers(1, 4, size=3000).astype(float)
@@ -698,8 +700,11 @@ def test_kernel_threads_only_on_large_problems():
     from treerank.aggregation._threads import MIN_THREADED_SIZE, kernel_threads
 
     assert kernel_threads(MIN_THREADED_SIZE // 8 - 1, 8, 2) == 1
-    assert kernel_threads(MIN_THREADED_SIZE // 8, 8, 2) == 2
+    assert kernel_threads(MIN_THREADED_SIZE // 8, 8, 2) == min(2, joblib.cpu_count())
     assert kernel_threads(MIN_THREADED_SIZE, 1, None) == 1
+    # never more threads than this machine's processors (a cluster backend
+    # may count a whole cluster's workers)
+    assert kernel_threads(MIN_THREADED_SIZE, 1, 10_000) == joblib.cpu_count()
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 7, 100])

@@ -40,6 +40,7 @@ def test_threaded_aggregation_fits_the_same_forest(squares, monkeypatch):
     from treerank.aggregation import _threads
 
     monkeypatch.setattr(_threads, "MIN_THREADED_SIZE", 0)
+    monkeypatch.setattr(_threads, "cpu_count", lambda: 8)  # 2 parts anywhere
     X, y = squares
     params = {"n_estimators": 12, "random_state": 5}
     a = RankingForest(n_jobs=1, **params).fit(X, y)

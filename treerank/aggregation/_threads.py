@@ -15,7 +15,7 @@ so that small ones do not pay for starting threads.
 import itertools
 from concurrent.futures import ThreadPoolExecutor
 
-from joblib import effective_n_jobs
+from joblib import cpu_count, effective_n_jobs
 
 __all__ = ["MIN_THREADED_SIZE", "kernel_threads", "run_on_parts", "split_range"]
 
@@ -38,17 +38,22 @@ def kernel_threads(n_items, n_rankings, n_jobs):
     Returns
     -------
     n_threads : int
-        1 below ``MIN_THREADED_SIZE`` entries, else ``effective_n_jobs(n_jobs)``.
+        1 below ``MIN_THREADED_SIZE`` entries, else ``effective_n_jobs(n_jobs)``
+        up to the processors of this machine (a Dask or Ray backend may count
+        the workers of a whole cluster: the kernels run here).
 
     Examples
     --------
+    >>> from joblib import cpu_count
     >>> from treerank.aggregation._threads import kernel_threads
-    >>> kernel_threads(1000, 10, 2), kernel_threads(200_000, 100, 2)
-    (1, 2)
+    >>> kernel_threads(1000, 10, 2)  # small: one thread
+    1
+    >>> kernel_threads(200_000, 100, 2) == min(2, cpu_count())
+    True
     """
     if n_items * n_rankings < MIN_THREADED_SIZE:
         return 1
-    return max(1, int(effective_n_jobs(n_jobs)))
+    return max(1, min(int(effective_n_jobs(n_jobs)), cpu_count()))
 
 
 def split_range(n, n_parts):
