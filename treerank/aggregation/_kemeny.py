@@ -366,7 +366,7 @@ def kemeny_median(
         objective by 0.02-0.09% for no change of test AUC).
     n_jobs : int or None, default=None
         Threads for the compiled kernels of the objective and of the local
-        search on problems of at least 2^21 item x ranking entries (joblib's
+        search on problems of at least 2^18 item x ranking entries (joblib's
         convention: None is 1 unless in a ``joblib.parallel_config`` context,
         -1 all processors). The result does not depend on it: each thread
         computes whole sums (of a ranking, or of an item) that one thread
@@ -423,7 +423,7 @@ def kemeny_median(
     Problems with at least 2^17 item x ranking entries (e.g. 1,311 cells of a
     100-tree forest) run the objective, Borda, mean rank and the local search
     in compiled code (numba kernels without the GIL, in ``n_jobs`` threads
-    from 2^21 entries on): the same passes and moves as the numpy solver,
+    from 2^18 entries on): the same passes and moves as the numpy solver,
     which small problems use so that they never wait for a compilation (the
     results are identical when the weights are integers, and equal up to
     rounding otherwise). A deep forest's 200,000 cells take seconds (see

@@ -20,8 +20,9 @@ from joblib import cpu_count, effective_n_jobs
 __all__ = ["MIN_THREADED_SIZE", "kernel_threads", "run_on_parts", "split_range"]
 
 # item x ranking entries from which the kernels run in threads (a forest of
-# 100 trees on about 20,000 rows)
-MIN_THREADED_SIZE = 1 << 21
+# 100 trees on about 2,600 rows; measured with 2 threads: the aggregation of
+# 100 trees on 10,000 rows takes 0.053 s instead of 0.072 s)
+MIN_THREADED_SIZE = 1 << 18
 
 
 def kernel_threads(n_items, n_rankings, n_jobs):

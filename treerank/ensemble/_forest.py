@@ -301,7 +301,7 @@ class RankingForest(DefaultLeafRankMixin, TreeAggregate):
         joblib backend works, e.g. Dask with
         ``joblib.parallel_config(backend="dask")``; the trees' seeds are drawn
         before dispatch, so the forest does not depend on the backend. The
-        aggregation of a large forest (at least 2^21 rows x trees) runs its
+        aggregation of a large forest (at least 2^18 rows x trees) runs its
         compiled passes in as many threads, with the same result.
     monotonic_cst : array-like of int of shape (n_features,), dict or None, \
 default=None
