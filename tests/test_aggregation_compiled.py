@@ -691,9 +691,10 @@ def test_threaded_median_equals_one_thread(monkeypatch, weights):
         assert found.n_iter == results[0].n_iter
 
 
-def test_median_n_jobs_must_be_an_integer():
-    with pytest.raises(ValueError, match="n_jobs must be an integer or None"):
-        kemeny_median([[0, 1, 2], [0, 2, 1]], n_jobs=1.5)
+@pytest.mark.parametrize("n_jobs", [1.5, 0, True, "2"])
+def test_median_n_jobs_must_be_a_nonzero_integer(n_jobs):
+    with pytest.raises(ValueError, match="n_jobs must be a nonzero integer"):
+        kemeny_median([[0, 1, 2], [0, 2, 1]], n_jobs=n_jobs)
 
 
 def test_kernel_threads_only_on_large_problems():

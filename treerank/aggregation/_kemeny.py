@@ -461,8 +461,15 @@ def kemeny_median(
         time_limit = _check_real(time_limit, "time_limit", minimum=0.0, strict=True)
     data = _RankingData(rankings, ranking_weights, item_weights)
     n_items, n_rankings = data.n_items, data.n_rankings
-    if n_jobs is not None and not isinstance(n_jobs, numbers.Integral):
-        raise ValueError(f"n_jobs must be an integer or None; got {n_jobs!r}.")
+    if n_jobs is not None and (
+        not isinstance(n_jobs, numbers.Integral)
+        or isinstance(n_jobs, (bool, np.bool_))
+        or n_jobs == 0
+    ):
+        raise ValueError(
+            f"n_jobs must be a nonzero integer (-1: all processors) or None; got "
+            f"{n_jobs!r}."
+        )
     if _compiled_for(data):
         data.n_threads = kernel_threads(n_items, n_rankings, n_jobs)
     size = n_items * n_items * n_rankings
