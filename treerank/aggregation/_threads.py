@@ -7,6 +7,10 @@ parts of their input: the rankings, or the items. Run on parts in threads
 numbers as one call, to the last bit, whatever the number of threads; only
 problems of at least ``MIN_THREADED_SIZE`` item x ranking entries use them,
 so that small ones do not pay for starting threads.
+
+The parts run in a plain thread pool, not through joblib: they share this
+process's arrays, and a joblib backend chosen by the user (Dask, Ray) would
+send them elsewhere.
 """
 
 # Authors: The treerank developers
