@@ -399,9 +399,9 @@ def test_rules_grown_on_node_local_copies_are_the_rules_of_the_rows(
     monkeypatch, max_fit_rows
 ):
     # the compiled growth fits each rule on a node-local copy of its rows'
-    # codes, classes and weights; the uncompiled growth with no copy (rules
-    # read the shared arrays through the row indices) grows the same tree
-    from treerank.engine import _grow, _tree_growth
+    # codes, classes and weights; the growth with no copy (rules read the
+    # shared arrays through the row indices) grows the same tree
+    from treerank.engine import _tree_growth
 
     rng = np.random.default_rng(4)
     X = rng.normal(size=(500, 5))
@@ -420,8 +420,7 @@ def test_rules_grown_on_node_local_copies_are_the_rules_of_the_rows(
         max_fit_rows=max_fit_rows,
     )
     compiled = grow_ranking_tree(codes, y, weights, rows, mapper, params, seed=7)
-    monkeypatch.setattr(_tree_growth, "_GATHER_MAX_FEATURES", 0)
-    monkeypatch.setattr(_grow, "grow_tree", _tree_growth.grow_tree.py_func)
+    monkeypatch.setattr(_tree_growth, "COPY_MAX_FEATURES", 0)
     shared = grow_ranking_tree(codes, y, weights, rows, mapper, params, seed=7)
     assert compiled.children_left.shape[0] > 5
     for name in ("children_left", "n_pos", "n_neg", "rule_start", "gain"):

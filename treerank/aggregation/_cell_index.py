@@ -20,6 +20,7 @@ lexicographically by a compiled merge sort of the distinct rows.
 import numpy as np
 from numba import njit
 
+from treerank.engine._jit import inner_jit
 from treerank.engine._sorting import counting_argsort, stable_argsort
 
 __all__ = ["CellIndex"]
@@ -34,7 +35,7 @@ _S27 = np.uint64(27)
 _S31 = np.uint64(31)
 
 
-@njit(cache=True, nogil=True)
+@inner_jit(error_model="python")
 def _hash_row(rows, i):
     h = np.uint64(0)
     for b in range(rows.shape[1]):
@@ -48,7 +49,7 @@ def _hash_row(rows, i):
     return h
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _row_hashes(rows):
     out = np.empty(rows.shape[0], dtype=np.uint64)
     for i in range(rows.shape[0]):
@@ -56,7 +57,7 @@ def _row_hashes(rows):
     return out
 
 
-@njit(cache=True, nogil=True)
+@inner_jit(error_model="python")
 def _rows_equal(a, i, b, j):
     for t in range(a.shape[1]):
         if a[i, t] != b[j, t]:
@@ -64,7 +65,7 @@ def _rows_equal(a, i, b, j):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _insert_rows(rows, hashes, mask):
     """Cell of every row (first-appearance order) and one representative row each.
 
@@ -95,7 +96,7 @@ def _insert_rows(rows, hashes, mask):
     return cell_of_row, first[:n_cells].copy(), table
 
 
-@njit(cache=True, nogil=True)
+@inner_jit(error_model="python")
 def _tail_less(rows, i, j, t):
     """Row i < row j, lexicographically, from entry t on."""
     for c in range(t, rows.shape[1]):
@@ -104,7 +105,7 @@ def _tail_less(rows, i, j, t):
     return False
 
 
-@njit(cache=True, nogil=True)
+@inner_jit(error_model="python")
 def _counting_argsort(values, n):
     """Stable argsort of ``values[:n]``, whole numbers >= 0 (leaf ranks): a
     counting sort when they are below 4 n + 64, else the merge sort."""
@@ -119,7 +120,7 @@ def _counting_argsort(values, n):
     return counting_argsort(keys, np.int64(largest) + 1)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _lexicographic_kernel(rows, ids, head):
     """Most-significant-column-first sort of ``ids`` by their rows (stable).
 
@@ -195,7 +196,7 @@ def _lexicographic_order(rows, ids):
     return _lexicographic_kernel(rows, ids, head)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _lookup(cells, cell_hashes, table, mask, rows, out):
     for i in range(rows.shape[0]):
         h = _hash_row(rows, i)
@@ -212,7 +213,7 @@ def _lookup(cells, cell_hashes, table, mask, rows, out):
         out[i] = found
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _transpose(matrix):
     """C-contiguous transpose, in cache-sized tiles."""
     n_rows, n_columns = matrix.shape

@@ -72,6 +72,7 @@ from treerank.aggregation._kernels import (
     _use_compiled,
     _weight_groups,
 )
+from treerank.engine._jit import inner_jit
 from treerank.utils.validation import check_sample_weight
 
 __all__ = ["ConsensusInserter"]
@@ -171,7 +172,7 @@ _FULL_TABLE_BUDGET = 1 << 25
 _GROUP = 64
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _thresholds_kernel(
     ranks,
     permutation,
@@ -231,7 +232,7 @@ def _threshold_maps(values):
     return low, map_offset, lower_map, upper_map
 
 
-@njit(cache=True, nogil=True)
+@inner_jit(error_model="python")
 def _boundary_rising(lower, upper, row, middle, tables):
     """Whether an item's cost does not decrease across block ``middle``.
 
@@ -265,7 +266,7 @@ def _boundary_rising(lower, upper, row, middle, tables):
     return cost_end >= cost_start
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _block_search_kernel(
     lower,
     upper,
@@ -355,7 +356,7 @@ def _block_search_kernel(
         last[i] = min(bounds_buckets[min(low + 1, n_blocks)] + window, n_buckets)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _region_full_kernel(
     lower,
     upper,
@@ -435,7 +436,7 @@ def _region_full_kernel(
             out[rows[i]] = start + best_slot / 2.0 - 0.5
 
 
-@njit(cache=True, nogil=True)
+@inner_jit(error_model="python")
 def _group_table_sum(tables, base, column_lo, column_up, bounds, values):
     """Weighted sums over rankings of two table entries per ranking.
 
@@ -459,7 +460,7 @@ def _group_table_sum(tables, base, column_lo, column_up, bounds, values):
     return below, at_most
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _region_scan_kernel(
     lower,
     upper,

@@ -19,6 +19,7 @@ dense dtype of :class:`~._bucket_order._RankingData`, ranking weights as
 import numpy as np
 from numba import njit
 
+from treerank.engine._jit import inner_jit
 from treerank.engine._sorting import counting_argsort, stable_argsort
 
 __all__ = []
@@ -63,7 +64,7 @@ def _weight_groups(data):
 # ----------------------------------------------------------------------------
 # row comparisons (loops over whole 1-d views: LLVM vectorizes them)
 # ----------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
+@inner_jit(error_model="python")
 def _count_lt_le(x, y):
     """Number of entries with x < y, and with x <= y (views of equal length)."""
     lt = 0
@@ -74,7 +75,7 @@ def _count_lt_le(x, y):
     return lt, le
 
 
-@njit(cache=True, nogil=True)
+@inner_jit(error_model="python")
 def _count_below(x, lower, upper):
     """Number of entries with x < lower, and with x < upper."""
     lt = 0
@@ -88,7 +89,7 @@ def _count_below(x, lower, upper):
 # ----------------------------------------------------------------------------
 # objective
 # ----------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _pair_sums_kernel(order, sorted_buckets, ranks, n_buckets, masses):
     """Per-ranking weighted pair sums ``S_b`` of a consensus against the rankings.
 
@@ -198,7 +199,7 @@ def bucket_order(buckets):
     return counting_argsort(buckets, int(buckets.max()) + 1)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _gather_sorted(ranks_t, order):
     """The rank rows in the order ``order``, item-major and ranking-major."""
     n_items = order.shape[0]
@@ -221,7 +222,7 @@ def _gather_sorted(ranks_t, order):
 # ----------------------------------------------------------------------------
 # Borda
 # ----------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _borda_kernel(ranks, n_buckets, masses, ranking_weights):
     n_rankings, n_items = ranks.shape
     costs = np.zeros(n_items, dtype=np.float64)
@@ -245,7 +246,7 @@ def _borda_kernel(ranks, n_buckets, masses, ranking_weights):
     return costs
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _mean_rank_kernel(ranks, scale, ranking_weights):
     """``sum_b w_b r_b / K_b`` per item, added ranking by ranking (as numpy)."""
     n_rankings, n_items = ranks.shape
@@ -260,7 +261,7 @@ def _mean_rank_kernel(ranks, scale, ranking_weights):
 # ----------------------------------------------------------------------------
 # Copeland and KwikSort (small problems, exact arithmetic)
 # ----------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _copeland_kernel(ranks_t, masses, ranking_weights):
     """Copeland score of each item: the mass it beats plus half the mass it
     draws with, itself excluded (exact sums: integral weights and masses).
@@ -287,7 +288,7 @@ def _copeland_kernel(ranks_t, masses, ranking_weights):
     return score
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _kwiksort_kernel(ranks_t, ranking_weights, total_weight, uniforms):
     """One KwikSort run, level by level as :func:`._heuristics._kwiksort`.
 
@@ -401,7 +402,7 @@ def _kwiksort_kernel(ranks_t, ranking_weights, total_weight, uniforms):
 # ----------------------------------------------------------------------------
 # local search: per-bucket masses of the window of each item
 # ----------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
+@inner_jit(error_model="python")
 def _compare_rows(ranks_t, j, i, group_bounds, group_values):
     """Weighted counts of rankings with r(j) < r(i) and with r(j) <= r(i)."""
     if group_values.shape[0] == 1:
@@ -430,7 +431,7 @@ def _compare_rows(ranks_t, j, i, group_bounds, group_values):
     return below, at_most
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _window_sums_kernel(
     items,
     item_order,
@@ -567,7 +568,7 @@ def _window_sums_kernel(
 # ----------------------------------------------------------------------------
 # local search: best move of each item
 # ----------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _best_moves_kernel(
     items,
     window,
@@ -672,12 +673,12 @@ def _best_moves_kernel(
 # ----------------------------------------------------------------------------
 # local search: exact change of a batch of moves
 # ----------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _sign(x):
     return np.int64(x > 0.0) - np.int64(x < 0.0)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _pair_cost(better, worse, total_weight, relation):
     tied = total_weight - better - worse
     if relation < 0:
@@ -687,7 +688,7 @@ def _pair_cost(better, worse, total_weight, relation):
     return 0.5 * (better + worse)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _upper_bound(sorted_values, value):
     """``np.searchsorted(sorted_values, value, side="right")`` (a binary
     search; numba's generic one costs more compilation than its use here)."""
@@ -702,7 +703,7 @@ def _upper_bound(sorted_values, value):
     return low
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _sweep_order(lo, chosen):
     """The chosen moves by increasing ``lo`` (ties in ``chosen`` order), and
     their sorted lows (float64, exact).
@@ -729,7 +730,7 @@ def _sweep_order(lo, chosen):
     return order, sorted_lo
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _count_overlaps(lo, hi, chosen):
     """Number of pairs of chosen intervals [lo, hi] that intersect."""
     order, sorted_lo = _sweep_order(lo, chosen)
@@ -747,7 +748,7 @@ _SWEEP_COLUMNS_MIN_WIDTH = 32
 _SWEEP_COLUMNS_MAX_RANKINGS = 48
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _batch_kernel(
     chosen,
     rank,
@@ -894,7 +895,7 @@ def _batch_kernel(
 # ----------------------------------------------------------------------------
 # local search: the whole search in compiled code (exact arithmetic)
 # ----------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
+@inner_jit(error_model="python")
 def _block_sum(values, start, count):
     """numpy's sum of at most 128 contiguous float64 values (eight accumulators)."""
     if count < 8:
@@ -928,7 +929,7 @@ def _block_sum(values, start, count):
     return total
 
 
-@njit(cache=True, nogil=True)
+@inner_jit(error_model="python")
 def _pairwise_sum(values, start, count):
     """numpy's sum of ``values[start:start + count]``, to the last bit.
 
@@ -979,13 +980,13 @@ def _pairwise_sum(values, start, count):
     return sums[0]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _numpy_sum(values):
     """``float(values.sum())`` of a float64 array, as numpy computes it."""
     return 0.0 + _pairwise_sum(values, 0, values.shape[0])
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _candidate_columns_kernel(window):
     """``_local_search._candidate_columns``: [ties, gaps] by distance to the item.
 
@@ -1005,7 +1006,7 @@ def _candidate_columns_kernel(window):
     return stable_argsort(keys, n_columns)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _local_search_kernel(
     ranks_t,
     masses,

@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from treerank.engine import _tree_growth
 from treerank.engine._random import new_state
 from treerank.engine._rule_growth import fit_single_rule
 from treerank.engine._split_rules import SplitRules
@@ -180,6 +181,7 @@ def grow_ranking_tree(
         *params.kernel_arguments(),
         new_state(seed),
         MIN_GAIN,
+        _tree_growth.COPY_MAX_FEATURES,
     )
     # 7 master arrays, the 10 arrays of the LeafRank rules, the row leaves
     children_left, children_right, n_pos, n_neg, rule_start, rule_stop, gain = grown[:7]

@@ -12,12 +12,12 @@ sibling's, so only the smaller child is ever scanned.
 # SPDX-License-Identifier: BSD-3-Clause
 
 from treerank.engine._binning import MISSING_BIN
-from treerank.engine._jit import jit
+from treerank.engine._jit import inner_jit
 
 __all__ = ["build_histograms", "subtract_histograms"]
 
 
-@jit
+@inner_jit
 def _clear(hist, features, n_features, n_bins):
     for j in range(n_features):
         for b in range(n_bins[features[j]]):
@@ -29,7 +29,7 @@ def _clear(hist, features, n_features, n_bins):
         hist[j, MISSING_BIN, 2] = 0.0
 
 
-@jit
+@inner_jit
 def build_histograms(
     codes, y, w, m, rows, start, stop, features, n_features, n_bins, hist
 ):
@@ -52,7 +52,7 @@ def build_histograms(
             hist[j, code, 2] += multiplicity
 
 
-@jit
+@inner_jit
 def subtract_histograms(parent, child, features, n_features, n_bins):
     """``parent -= child`` on the bins in use (the parent becomes the sibling)."""
     for j in range(n_features):

@@ -10,7 +10,7 @@ process that grows it, nor on numba's global random state.
 
 import numpy as np
 
-from treerank.engine._jit import jit
+from treerank.engine._jit import inner_jit
 
 __all__ = ["new_state", "next_below", "shuffle_prefix"]
 
@@ -24,7 +24,7 @@ def new_state(seed):
     return np.array([int(seed) % (1 << 64)], dtype=np.uint64)
 
 
-@jit
+@inner_jit
 def _next_u64(state):
     state[0] += _GOLDEN
     z = state[0]
@@ -33,13 +33,13 @@ def _next_u64(state):
     return z ^ (z >> np.uint64(31))
 
 
-@jit
+@inner_jit
 def next_below(state, n):
     """A uniform integer in [0, n) (n >= 1)."""
     return np.int64(_next_u64(state) % np.uint64(n))
 
 
-@jit
+@inner_jit
 def shuffle_prefix(values, k, state):
     """Put a uniform random draw of k entries of ``values`` in front, in place.
 

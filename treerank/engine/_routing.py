@@ -26,7 +26,7 @@ per-tree entry points.
 import numpy as np
 
 from treerank.engine._binning import MISSING_BIN
-from treerank.engine._jit import jit
+from treerank.engine._jit import inner_jit, jit
 from treerank.utils._sparse import canonical_sparse, is_sparse
 
 __all__ = [
@@ -184,14 +184,14 @@ SPARSE_BLOCK_BYTES = 1 << 23
 _CODE_BLOCK_ROWS = 512
 
 
-@jit
+@inner_jit
 def _in_set(category_sets, row, code):
     """Whether category ``code`` is in row ``row`` of the 256-bit sets."""
     word = category_sets[row, code >> 6]
     return np.int64((word >> np.uint64(code & 63)) & np.uint64(1))
 
 
-@jit
+@inner_jit
 def _route_block(
     X,
     first,

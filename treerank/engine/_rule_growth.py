@@ -20,7 +20,7 @@ import numpy as np
 
 from treerank.engine._binning import MISSING_BIN
 from treerank.engine._histogram import build_histograms, subtract_histograms
-from treerank.engine._jit import jit
+from treerank.engine._jit import inner_jit, jit
 from treerank.engine._random import next_below, shuffle_prefix
 from treerank.engine._sorting import stable_argsort
 from treerank.engine._split_search import (
@@ -47,7 +47,7 @@ def max_rule_nodes(max_depth, n_rows, min_leaf):
     return min(by_depth, by_size)
 
 
-@jit
+@inner_jit
 def _stays_leaf(depth, count, pos, neg, max_depth, min_leaf):
     return depth >= max_depth or count < 2 * min_leaf or pos <= 0.0 or neg <= 0.0
 
@@ -121,7 +121,7 @@ def _partition_categories(
     return n_left
 
 
-@jit
+@inner_jit
 def _evaluate(
     hist_j,
     f,
@@ -178,7 +178,7 @@ def _evaluate(
     )
 
 
-@jit
+@inner_jit
 def grow_rule(
     codes,
     y,
@@ -706,7 +706,7 @@ def _class_sample(rows, start, stop, y, quota_pos, quota_neg, state, sub):
     return m
 
 
-@jit
+@inner_jit
 def rule_goes_left(
     codes,
     row,
@@ -736,7 +736,7 @@ def rule_goes_left(
     return out_left_leaf[base + t] == 1
 
 
-@jit
+@inner_jit
 def sample_for_rule(rows, start, stop, y, max_fit_rows, state, sub):
     """A class-stratified sample of ``max_fit_rows`` rows of the segment; its size.
 
@@ -754,7 +754,7 @@ def sample_for_rule(rows, start, stop, y, max_fit_rows, state, sub):
     return _class_sample(rows, start, stop, y, quota_pos, quota_neg, state, sub)
 
 
-@jit
+@inner_jit
 def split_by_rule(
     codes,
     y,

@@ -24,7 +24,7 @@ missing value in the node they go, at prediction, to the side of larger weight.
 import numpy as np
 
 from treerank.engine._binning import MISSING_BIN
-from treerank.engine._jit import jit
+from treerank.engine._jit import inner_jit, jit
 from treerank.engine._sorting import stable_argsort
 
 __all__ = ["CRITERIA", "child_term", "search_categories", "search_feature"]
@@ -53,7 +53,7 @@ def child_term(a, b, criterion):
     return abs(a - b)
 
 
-@jit
+@inner_jit
 def _admissible(lp, ln, rp, rn, P, N, constraint, low, high):
     """Whether the children respect the node's bounds and the constraint.
 
@@ -77,7 +77,7 @@ def _admissible(lp, ln, rp, rn, P, N, constraint, low, high):
     return True
 
 
-@jit
+@inner_jit
 def _search_thresholds(
     hist_j,
     n_bins,
@@ -317,7 +317,7 @@ def _search_thresholds_and_missing(
     return True
 
 
-@jit
+@inner_jit
 def search_categories(
     hist_j,
     n_bins,

@@ -14,7 +14,7 @@ pure, or when its rule finds no side with local TPR - FPR above ``min_gain``
 
 import numpy as np
 
-from treerank.engine._jit import jit
+from treerank.engine._jit import inner_jit, jit
 from treerank.engine._prefetch import prefetch
 from treerank.engine._random import shuffle_prefix
 from treerank.engine._rule_growth import (
@@ -31,14 +31,14 @@ __all__ = ["grow_tree"]
 # (gathered once, then read in order by each level of the inner tree) when a
 # row's codes fit in about a cache line: each level of the inner tree then
 # reads contiguous memory instead of the node's scattered rows of ``codes``
-_GATHER_MAX_FEATURES = 64
+COPY_MAX_FEATURES = 64
 # rows of the node-local copy when the rules are fitted on all the node's rows
 _GATHER_MAX_ROWS = 1 << 16
 # loops over a node's scattered rows ask for the row this many iterations ahead
 _AHEAD = 16
 
 
-@jit
+@inner_jit
 def _prefetch_row(codes, y, w, m, row):
     """Ask for a row's codes, class, weight and multiplicity ahead of use."""
     prefetch(codes, row)
@@ -47,7 +47,7 @@ def _prefetch_row(codes, y, w, m, row):
     prefetch(m, row)
 
 
-@jit
+@inner_jit
 def _enlarge(array, size):
     """A copy of ``array`` with room for at least ``size`` entries."""
     out = np.empty(max(size, 2 * array.shape[0]), dtype=array.dtype)
@@ -56,7 +56,7 @@ def _enlarge(array, size):
     return out
 
 
-@jit
+@inner_jit
 def _enlarge_rows(array, size):
     """A copy of a 2-d ``array`` with room for at least ``size`` rows."""
     out = np.empty((max(size, 2 * array.shape[0]), array.shape[1]), dtype=array.dtype)
@@ -87,6 +87,7 @@ def grow_tree(
     max_fit_rows,
     state,
     min_gain,
+    copy_max_features,
 ):
     """Grow a ranking tree on the rows ``rows`` (all with positive weight).
 
@@ -128,6 +129,9 @@ def grow_tree(
         many of them (see ``grow_rule``); 0 for no limit.
     state : ndarray of uint64 of shape (1,)
     min_gain : float
+    copy_max_features : int
+        Rules are grown on node-local copies of the rows when these have at
+        most this many features (:data:`COPY_MAX_FEATURES`; 0 for never).
 
     Returns
     -------
@@ -148,10 +152,10 @@ def grow_tree(
     scratch = np.empty(rows.shape[0], dtype=np.int64)
     sub = np.empty(min(max(max_fit_rows, 0), rows.shape[0]), dtype=np.int64)
     leaf_of_row = np.full(n_samples, -1, dtype=np.int32)
-    # node-local copies (see _GATHER_MAX_FEATURES), with the argument types of
+    # node-local copies (see COPY_MAX_FEATURES), with the argument types of
     # the global arrays: one compilation of grow_rule
     local_capacity = 0
-    if n_features <= _GATHER_MAX_FEATURES:
+    if n_features <= copy_max_features:
         local_capacity = min(
             rows.shape[0], max_fit_rows if max_fit_rows > 0 else _GATHER_MAX_ROWS
         )
