@@ -164,9 +164,20 @@ def test_cell_index_errors():
         index.lookup([[0.0, 1.0]])
 
 
-def test_lexicographic_order_of_long_shared_prefixes(rng):
-    # rows that agree on their first 12 columns (past the column-major head),
-    # long and short runs, large values: the same cells and order as np.unique
+@pytest.fixture(params=["numpy", "kernel"])
+def sort_path(request, monkeypatch):
+    """The cells sorted by numpy (small problems) or by the compiled kernel."""
+    from treerank.aggregation import _cell_index
+
+    limit = 1 << 62 if request.param == "numpy" else -1
+    monkeypatch.setattr(_cell_index, "_NUMPY_SORT_MAX_ENTRIES", limit)
+    return request.param
+
+
+def test_lexicographic_order_of_long_shared_prefixes(rng, sort_path):
+    # rows that agree on their first 12 columns (past the column-major head
+    # of the kernel, past numpy's first 8 columns), long and short runs, large
+    # values: the same cells and order as np.unique
     prefix = np.tile(rng.integers(0, 2**40, size=12), (3000, 1))
     tail = rng.integers(0, 3, size=(3000, 6)) * (2**35)
     leaves = np.concatenate([prefix, tail], axis=1)
@@ -175,6 +186,29 @@ def test_lexicographic_order_of_long_shared_prefixes(rng):
     unique, inverse = np.unique(leaves, axis=0, return_inverse=True)
     assert np.array_equal(cells.cell_ranks, unique)
     assert np.array_equal(cells.cell_index, inverse.ravel())
+
+
+@pytest.mark.parametrize("n_columns", [1, 3, 8, 9, 40])
+def test_numpy_and_kernel_sort_the_cells_alike(n_columns):
+    # random rows with repeats and ties on up to all leading columns, any
+    # subset of ids in any order: the same stable lexicographic order
+    from treerank.aggregation._cell_index import (
+        _lexicographic_kernel,
+        _lexsort_rows,
+    )
+
+    rng = np.random.default_rng(n_columns)
+    for n_values in (2, 5, 1000):
+        rows = rng.integers(0, n_values, size=(400, n_columns)).astype(np.int32)
+        rows[200:260] = rows[0]  # repeated rows keep their order (stable)
+        rows[300:, :-1] = rows[1, :-1]  # tied on all but the last column
+        ids = rng.permutation(400)[:350].astype(np.int64)
+        head = np.ascontiguousarray(rows[ids, :8].T)
+        expected = _lexicographic_kernel(rows, ids, head)
+        np.testing.assert_array_equal(_lexsort_rows(rows, ids), expected)
+        # the definition: sorted by the tuple of the row, then by position
+        keys = sorted(range(350), key=lambda k: (tuple(rows[ids[k]]), k))
+        np.testing.assert_array_equal(expected, ids[keys])
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])

@@ -4,13 +4,16 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import time
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from treerank import RankingForest
-from treerank.aggregation import _warmup
+from treerank.aggregation import _background_wait, _warmup
+from treerank.aggregation._background_wait import wait_for_background_compilation
 from treerank.aggregation._warmup import (
     ENVIRONMENT_SWITCH,
     LOCK_NAME,
@@ -36,6 +39,7 @@ def cold(monkeypatch, tmp_path):
     """A first fit: nothing started yet, no kernel cached, spawning recorded."""
     spawned = Spawned()
     monkeypatch.setattr(_warmup, "_started", False)
+    monkeypatch.setattr(_background_wait, "_directory", None)
     monkeypatch.setattr(_warmup, "_cold_cache_directory", lambda: tmp_path)
     monkeypatch.setattr(_warmup.subprocess, "run", spawned)
     monkeypatch.delenv(ENVIRONMENT_SWITCH, raising=False)
@@ -239,3 +243,113 @@ def test_the_process_compiles_what_a_first_fit_needs(tmp_path):
     assert any(name.startswith("treerank.engine._tree_growth") for name in compiled)
     ahead = ("treerank.aggregation", "treerank.engine._routing")
     assert [n for n in compiled if n.startswith(ahead)] == []
+
+
+def _kernel(index_path, compiled=False):
+    """Stands for a cached numba kernel: its signatures and cache index file."""
+    cache = SimpleNamespace(_cache_file=SimpleNamespace(_index_path=str(index_path)))
+    return SimpleNamespace(signatures=["sig"] if compiled else [], _cache=cache)
+
+
+def _after(seconds, action):
+    timer = threading.Timer(seconds, action)
+    timer.start()
+    return timer
+
+
+@pytest.fixture
+def compiling(monkeypatch, tmp_path):
+    """This process started the second process, which still runs (its lock)."""
+    monkeypatch.setattr(_background_wait, "_directory", tmp_path)
+    (tmp_path / LOCK_NAME).touch()
+    return tmp_path
+
+
+def test_a_fit_waits_until_the_kernel_is_cached(compiling):
+    index = compiling / "kernel.nbi"
+    _after(0.3, index.touch)
+    start = time.monotonic()
+    wait_for_background_compilation(_kernel(index))
+    assert 0.25 < time.monotonic() - start < 10.0
+    assert index.exists()
+
+
+def test_a_fit_waits_until_the_process_ends(compiling):
+    index = compiling / "kernel.nbi"  # never stored (another specialization)
+    _after(0.3, (compiling / LOCK_NAME).unlink)
+    start = time.monotonic()
+    wait_for_background_compilation(_kernel(index))
+    assert 0.25 < time.monotonic() - start < 10.0
+    assert not index.exists()
+
+
+def test_no_wait_for_a_kernel_compiled_here_or_without_the_process(
+    compiling, monkeypatch
+):
+    index = compiling / "kernel.nbi"
+    start = time.monotonic()
+    wait_for_background_compilation(_kernel(index, compiled=True))
+    monkeypatch.setattr(_background_wait, "_directory", None)  # nothing started here
+    wait_for_background_compilation(_kernel(index))
+    assert time.monotonic() - start < 0.2
+
+
+def test_a_process_that_does_not_progress_is_waited_for_once(compiling, monkeypatch):
+    monkeypatch.setattr(_background_wait, "_MAX_WAIT", 0.3)
+    kernel = _kernel(compiling / "kernel.nbi")
+    start = time.monotonic()
+    wait_for_background_compilation(kernel)
+    assert time.monotonic() - start >= 0.3
+    start = time.monotonic()
+    wait_for_background_compilation(kernel)  # given up: the fit compiles
+    assert time.monotonic() - start < 0.2
+
+
+def test_the_cell_sort_kernel_is_compiled_last(monkeypatch):
+    # after the first fit's kernels, a forest too large for numpy's sort
+    from treerank.aggregation import _cell_index
+
+    steps = []
+    original = _cell_index._lexicographic_kernel
+
+    def sort_kernel(*args):
+        steps.append(("sort kernel", args[1].shape[0] * args[0].shape[1]))
+        return original(*args)
+
+    monkeypatch.setattr(_cell_index, "_lexicographic_kernel", sort_kernel)
+    for name in ("warm_routing_kernels", "warm_median_kernels"):
+        monkeypatch.setattr(_warmup, name, lambda name=name: steps.append(name))
+    _warmup._main(["_warmup"])
+    assert steps[:2] == ["warm_routing_kernels", "warm_median_kernels"]
+    assert [step[0] for step in steps[2:]] == ["sort kernel"]
+    assert steps[2][1] > _cell_index._NUMPY_SORT_MAX_ENTRIES
+    # a first fit's forest (2,000 rows, 100 trees) is sorted by numpy
+    steps.clear()
+    monkeypatch.undo()
+    monkeypatch.setattr(_cell_index, "_lexicographic_kernel", sort_kernel)
+    warm_median_kernels()
+    assert steps == []
+
+
+def test_a_fit_waits_only_for_the_kernels_it_calls(monkeypatch):
+    # the median's compiled kernels run from 2^17 cells x trees on (2^15 for
+    # exact weights): a smaller forest never waits for them
+    from sklearn.datasets import make_classification
+
+    from treerank.aggregation import _tree_aggregate
+
+    waited = []
+    monkeypatch.setattr(
+        _tree_aggregate,
+        "wait_for_background_compilation",
+        lambda kernel: waited.append(kernel.py_func.__name__),
+    )
+    X, y = make_classification(300, 5, random_state=0)
+    RankingForest(n_estimators=5, random_state=0).fit(X, y).decision_function(X + 1)
+    assert "_batch_kernel" not in waited and "_region_full_kernel" not in waited
+    waited.clear()
+    X, y = make_classification(2000, 20, n_informative=8, random_state=0)
+    forest = RankingForest(n_estimators=100, random_state=0).fit(X, y)
+    assert "_batch_kernel" in waited
+    forest.decision_function(X + 1)
+    assert "_region_full_kernel" in waited

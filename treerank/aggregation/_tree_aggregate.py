@@ -30,13 +30,15 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.parallel import Parallel, delayed
 
-from treerank.aggregation._cell_index import CellIndex
-from treerank.aggregation._insertion import ConsensusInserter
+from treerank.aggregation._background_wait import wait_for_background_compilation
+from treerank.aggregation._cell_index import CellIndex, _lookup
+from treerank.aggregation._insertion import ConsensusInserter, _region_full_kernel
 from treerank.aggregation._kemeny import (
     _DEFAULT_WINDOW,
     kemeny_median,
     kemeny_objective,
 )
+from treerank.aggregation._kernels import _batch_kernel, _use_compiled
 from treerank.aggregation._leaf_scores import (
     leaf_midranks,
     leaf_positions,
@@ -434,6 +436,9 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
         cells = np.ascontiguousarray(leaves[first], dtype=np.int32)
         # a cell is a tuple of leaves; each tree ranks it at its leaf's position
         rankings = self._cell_rankings(cells)
+        if _use_compiled(*rankings.shape[::-1], exact=True):
+            # a first fit: the median's kernels may be compiling elsewhere
+            wait_for_background_compilation(_batch_kernel)
         median = kemeny_median(
             rankings,
             item_weights=masses,
@@ -629,6 +634,7 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
         ``break_ties`` overrides ``tie_breaking`` (None: as set).
         """
         rows = np.ascontiguousarray(leaf_ranks, dtype=np.int32)
+        wait_for_background_compilation(_lookup)
         if getattr(self, "_monotonic", False):
             position = self._insert(rows)
         else:
@@ -656,6 +662,8 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
         """
         # with monotonic constraints, the bisection keeps the placement monotone
         search = "bisect" if getattr(self, "_monotonic", False) else "gallop"
+        if _use_compiled(*self._inserter.rankings.shape[::-1]):
+            wait_for_background_compilation(_region_full_kernel)
         if index is None:
             index = np.arange(rows.shape[0])
         n_rows = index.shape[0]

@@ -8,9 +8,8 @@ median's do not depend on the trees being grown, so while the fit compiles
 the growth, a second Python process can compile them on the other core and
 store them in numba's cache, where the fit finds them when it gets there: on
 the two-core machine of the benchmark, the first fit and scoring of a
-default forest on 2,000 x 20 rows drop from about 19 s to about 11 s of
-compilation and fitting (measured by ``benchmarks/bench_engine.py``'s
-compile part).
+default forest on 2,000 x 20 rows take about 10 s of compilation and fitting
+instead of 19 s (measured by ``benchmarks/bench_engine.py``'s compile part).
 
 :func:`start_background_compilation` starts that process, at most once per
 process, only when the median's kernels are neither compiled here nor in the
@@ -18,11 +17,15 @@ cache, and never when ``TREERANK_BACKGROUND_COMPILE=0`` is set. The process
 (this module run as a script, with this treerank first on its path) routes
 rows through hand-made one-split trees and aggregates a synthetic forest
 through the same code a fit and a prediction use, so that it compiles the
-same specializations; it writes nothing but
-numba's cache, and a lock file next to it for its lifetime so that
-concurrent fits start one process, not one each. If it is not done when
-the fit needs a kernel, the fit compiles that kernel itself, as it would
-without it: the results never depend on it.
+same specializations, in the order a fit needs them; then the sort of the
+cells of larger forests (:func:`warm_cell_sort_kernel`), which a fit on 2,000
+rows does not use. It writes nothing but numba's cache, and a lock file next
+to it for its lifetime so that concurrent fits start one process, not one
+each. A fit that needs one of its kernels before it is stored waits for it
+(:mod:`treerank.aggregation._background_wait`: compiling it again would take at
+least as long, on a core the process uses), at most a minute, and otherwise
+compiles it itself, as it would without the process: the results never
+depend on it.
 """
 
 import os
@@ -33,15 +36,18 @@ from pathlib import Path
 
 import numpy as np
 
+from treerank.aggregation import _background_wait
+from treerank.aggregation._background_wait import LOCK_NAME
+
 __all__ = [
     "start_background_compilation",
+    "warm_cell_sort_kernel",
     "warm_median_kernels",
     "warm_routing_kernels",
 ]
 
 # set to "0" to never start the process
 ENVIRONMENT_SWITCH = "TREERANK_BACKGROUND_COMPILE"
-LOCK_NAME = "treerank-warmup.lock"
 # a lock older than this is left over by a process that did not finish
 _STALE_LOCK_SECONDS = 600.0
 _started = False
@@ -106,6 +112,31 @@ def warm_median_kernels(n_rows=2000, n_trees=100, n_leaves=40, seed=0):
     new[:, ::2] = new[::-1, ::2]
     aggregate._median_scores(new)
     return aggregate
+
+
+def warm_cell_sort_kernel(n_rows=3000, n_trees=100, n_leaves=40, seed=0):
+    """Find the cells of a synthetic forest too large for numpy's sort.
+
+    The cells of a forest are sorted by a compiled kernel from 2^18 entries
+    (cells x trees) on (numpy sorts smaller ones, such as a default forest's
+    on 2,000 rows): this compiles it for the fits of more rows, after
+    everything a first fit of 2,000 rows needs.
+
+    Returns
+    -------
+    n_cells : int
+
+    Examples
+    --------
+    >>> from treerank.aggregation._warmup import warm_cell_sort_kernel
+    >>> warm_cell_sort_kernel(n_rows=300, n_trees=4, n_leaves=3) <= 3**4
+    True
+    """
+    from treerank.aggregation._subpartition import distinct_leaf_rows
+
+    rng = np.random.default_rng(seed)
+    leaf_ranks = rng.integers(0, n_leaves, size=(n_rows, n_trees)).astype(np.int32)
+    return int(distinct_leaf_rows(leaf_ranks)[2].shape[0])
 
 
 def warm_routing_kernels(n_rows=64, n_features=3, n_trees=3, seed=0):
@@ -270,6 +301,7 @@ def start_background_compilation():
     except Exception:
         (directory / LOCK_NAME).unlink(missing_ok=True)
         return False
+    _background_wait.started_in(directory)
     return True
 
 
@@ -280,6 +312,8 @@ def _main(argv):
         # and it compiles in about a second
         warm_routing_kernels()
         warm_median_kernels()
+        # what the fits of more rows need, last
+        warm_cell_sort_kernel()
     finally:
         if lock is not None:
             lock.unlink(missing_ok=True)
