@@ -8,8 +8,8 @@ median's do not depend on the trees being grown, so while the fit compiles
 the growth, a second Python process can compile them on the other core and
 store them in numba's cache, where the fit finds them when it gets there: on
 the two-core machine of the benchmark, the first fit and scoring of a
-default forest on 2,000 x 20 rows take about 10 s of compilation and fitting
-instead of 19 s (measured by ``benchmarks/bench_engine.py``'s compile part).
+default forest on 2,000 x 20 rows take about 10.5 s of compilation and
+fitting instead of 18 s (measured by ``benchmarks/bench_engine.py``'s compile part).
 
 :func:`start_background_compilation` starts that process, at most once per
 process, only when the median's kernels are neither compiled here nor in the
