@@ -12,12 +12,16 @@ import numpy as np
 import pytest
 
 from treerank import RankingForest
-from treerank.aggregation import _background_wait, _warmup
-from treerank.aggregation._background_wait import wait_for_background_compilation
-from treerank.aggregation._warmup import (
+from treerank.aggregation import _background_compilation as background
+from treerank.aggregation import _warmup
+from treerank.aggregation._background_compilation import (
     ENVIRONMENT_SWITCH,
     LOCK_NAME,
+    PARTS,
     start_background_compilation,
+    wait_for_background_compilation,
+)
+from treerank.aggregation._warmup import (
     warm_median_kernels,
     warm_routing_kernels,
 )
@@ -38,10 +42,13 @@ class Spawned:
 def cold(monkeypatch, tmp_path):
     """A first fit: nothing started yet, no kernel cached, spawning recorded."""
     spawned = Spawned()
-    monkeypatch.setattr(_warmup, "_started", False)
-    monkeypatch.setattr(_background_wait, "_directory", None)
-    monkeypatch.setattr(_warmup, "_cold_cache_directory", lambda: tmp_path)
-    monkeypatch.setattr(_warmup.subprocess, "run", spawned)
+    monkeypatch.setattr(background, "_started", set())
+    monkeypatch.setattr(background, "_directory", None)
+    monkeypatch.setattr(background, "_is_cold", lambda part: True)
+    monkeypatch.setattr(
+        background, "_cold_cache_directory", lambda parts: tmp_path if parts else None
+    )
+    monkeypatch.setattr(background.subprocess, "run", spawned)
     monkeypatch.delenv(ENVIRONMENT_SWITCH, raising=False)
     return spawned, tmp_path
 
@@ -53,26 +60,48 @@ def test_a_first_fit_starts_one_process(cold):
     ((command, kwargs),) = spawned.calls
     # a launcher starts the compiling process detached and exits
     # (without the site module: it needs the standard library only)
-    assert command[:4] == [sys.executable, "-S", "-c", _warmup._LAUNCHER]
+    assert command[:4] == [sys.executable, "-S", "-c", background._LAUNCHER]
     assert command[4:6] == [sys.executable, "-c"]
     # which runs this module with this treerank first on its path, whatever
     # the working directory holds, and starts no process itself
     import treerank
 
     root = os.path.dirname(os.path.dirname(os.path.realpath(treerank.__file__)))
-    assert command[7:] == [root, str(directory)]
+    assert command[7:] == [root, str(directory), *PARTS]
     assert "treerank.aggregation._warmup" in command[6]
     assert kwargs["env"][ENVIRONMENT_SWITCH] == "0"
     assert kwargs["stdout"] == subprocess.DEVNULL
     # once per process
     assert not start_background_compilation()
+    assert not start_background_compilation(median=False)
     assert len(spawned.calls) == 1
+
+
+def test_each_part_is_started_once(cold):
+    # a tree or a mean forest asks for the routing's kernels only; a median
+    # forest fitted later in the same process for the median's only
+    spawned, directory = cold
+    assert start_background_compilation(median=False)
+    assert spawned.calls[0][0][9:] == ["routing"]
+    assert not start_background_compilation(median=False)
+    (directory / LOCK_NAME).unlink()  # that process is done
+    assert start_background_compilation()
+    assert spawned.calls[1][0][9:] == ["median"]
+    assert not start_background_compilation()
+    assert len(spawned.calls) == 2
+
+
+def test_only_the_cold_parts_are_compiled(cold, monkeypatch):
+    spawned, _ = cold
+    monkeypatch.setattr(background, "_is_cold", lambda part: part == "median")
+    assert start_background_compilation()
+    assert spawned.calls[0][0][9:] == ["median"]
 
 
 def test_a_failing_launcher_releases_the_lock(cold, monkeypatch):
     _, directory = cold
     monkeypatch.setattr(
-        _warmup.subprocess,
+        background.subprocess,
         "run",
         lambda command, **kwargs: subprocess.CompletedProcess(command, 1),
     )
@@ -91,7 +120,7 @@ def test_the_launcher_leaves_no_child_behind(tmp_path):
             sys.executable,
             "-S",
             "-c",
-            _warmup._LAUNCHER,
+            background._LAUNCHER,
             sys.executable,
             "-c",
             "import pathlib, sys, time; time.sleep(4); "
@@ -126,7 +155,7 @@ def test_a_stale_lock_is_replaced(cold):
     spawned, directory = cold
     lock = directory / LOCK_NAME
     lock.write_text("")
-    old = time.time() - 2 * _warmup._STALE_LOCK_SECONDS
+    old = time.time() - 2 * background._STALE_LOCK_SECONDS
     os.utime(lock, (old, old))
     assert start_background_compilation()
     assert len(spawned.calls) == 1
@@ -135,7 +164,7 @@ def test_a_stale_lock_is_replaced(cold):
 
 def test_nothing_to_do_when_the_kernels_are_cached(cold, monkeypatch):
     spawned, _ = cold
-    monkeypatch.setattr(_warmup, "_cold_cache_directory", lambda: None)
+    monkeypatch.setattr(background, "_is_cold", lambda part: False)
     assert not start_background_compilation()
     assert spawned.calls == []
 
@@ -146,28 +175,52 @@ def test_a_failed_start_never_fails_the_fit(cold, monkeypatch):
     def refuse(*args, **kwargs):
         raise OSError("no processes here")
 
-    monkeypatch.setattr(_warmup.subprocess, "run", refuse)
+    monkeypatch.setattr(background.subprocess, "run", refuse)
     assert not start_background_compilation()
     assert not (directory / LOCK_NAME).exists()  # released for another try
 
 
 def test_the_cache_of_this_process_is_not_cold():
-    # the test session has compiled (or loaded) the median's kernels
+    # the test session has compiled (or loaded) these kernels
+    warm_routing_kernels()
     warm_median_kernels(n_rows=1400, n_trees=100, n_leaves=8)
-    assert _warmup._cold_cache_directory() is None
+    assert not any(background._is_cold(part) for part in PARTS)
+    assert background._cold_cache_directory(PARTS) is None
 
 
-@pytest.mark.parametrize("aggregation", ["median", "mean"])
-def test_only_a_median_forest_starts_it(monkeypatch, aggregation):
+@pytest.mark.parametrize("aggregation", ["median", "mean", "borda"])
+def test_a_forest_asks_for_the_median_only_when_it_uses_it(monkeypatch, aggregation):
     calls = []
     monkeypatch.setattr(
         "treerank.ensemble._forest.start_background_compilation",
-        lambda: calls.append(1),
+        lambda median: calls.append(median),
     )
     X = np.random.default_rng(0).normal(size=(60, 3))
     y = (X[:, 0] > 0).astype(int)
     RankingForest(n_estimators=3, aggregation=aggregation, random_state=0).fit(X, y)
-    assert len(calls) == (aggregation == "median")
+    assert calls == [aggregation == "median"]
+
+
+def test_a_tree_asks_for_the_routing(monkeypatch):
+    from sklearn.linear_model import LogisticRegression
+
+    from treerank import TreeRank
+    from treerank.tree import ClassifierLeafRank
+
+    calls = []
+    monkeypatch.setattr(
+        "treerank.tree._classes.start_background_compilation",
+        lambda median: calls.append(median),
+    )
+    X = np.random.default_rng(0).normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    TreeRank(random_state=0).fit(X, y)
+    assert calls == [False]
+    # another LeafRank grows node by node: no engine kernels
+    calls.clear()
+    leafrank = ClassifierLeafRank(LogisticRegression())
+    TreeRank(leafrank=leafrank, max_depth=2, random_state=0).fit(X, y)
+    assert calls == []
 
 
 def test_the_stumps_send_rows_by_their_first_feature():
@@ -260,7 +313,7 @@ def _after(seconds, action):
 @pytest.fixture
 def compiling(monkeypatch, tmp_path):
     """This process started the second process, which still runs (its lock)."""
-    monkeypatch.setattr(_background_wait, "_directory", tmp_path)
+    monkeypatch.setattr(background, "_directory", tmp_path)
     (tmp_path / LOCK_NAME).touch()
     return tmp_path
 
@@ -289,13 +342,13 @@ def test_no_wait_for_a_kernel_compiled_here_or_without_the_process(
     index = compiling / "kernel.nbi"
     start = time.monotonic()
     wait_for_background_compilation(_kernel(index, compiled=True))
-    monkeypatch.setattr(_background_wait, "_directory", None)  # nothing started here
+    monkeypatch.setattr(background, "_directory", None)  # nothing started here
     wait_for_background_compilation(_kernel(index))
     assert time.monotonic() - start < 0.2
 
 
 def test_a_process_that_does_not_progress_is_waited_for_once(compiling, monkeypatch):
-    monkeypatch.setattr(_background_wait, "_MAX_WAIT", 0.3)
+    monkeypatch.setattr(background, "_MAX_WAIT", 0.3)
     kernel = _kernel(compiling / "kernel.nbi")
     start = time.monotonic()
     wait_for_background_compilation(kernel)
@@ -317,12 +370,17 @@ def test_the_cell_sort_kernel_is_compiled_last(monkeypatch):
         return original(*args)
 
     monkeypatch.setattr(_cell_index, "_lexicographic_kernel", sort_kernel)
-    for name in ("warm_routing_kernels", "warm_median_kernels"):
+    names = ("warm_routing_kernels", "warm_leaf_table_kernels", "warm_median_kernels")
+    for name in names:
         monkeypatch.setattr(_warmup, name, lambda name=name: steps.append(name))
     _warmup._main(["_warmup"])
-    assert steps[:2] == ["warm_routing_kernels", "warm_median_kernels"]
-    assert [step[0] for step in steps[2:]] == ["sort kernel"]
-    assert steps[2][1] > _cell_index._NUMPY_SORT_MAX_ENTRIES
+    assert steps[:3] == list(names)
+    assert [step[0] for step in steps[3:]] == ["sort kernel"]
+    assert steps[3][1] > _cell_index._NUMPY_SORT_MAX_ENTRIES
+    # one part
+    steps.clear()
+    _warmup._main(["_warmup", "nowhere", "routing"])
+    assert steps == list(names[:2])
     # a first fit's forest (2,000 rows, 100 trees) is sorted by numpy
     steps.clear()
     monkeypatch.undo()

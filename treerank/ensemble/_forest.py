@@ -19,9 +19,9 @@ from sklearn.base import clone
 from sklearn.utils import check_random_state
 from sklearn.utils.parallel import Parallel, delayed
 
+from treerank.aggregation._background_compilation import start_background_compilation
 from treerank.aggregation._kemeny import METHODS as KEMENY_METHODS
 from treerank.aggregation._tree_aggregate import TreeAggregate
-from treerank.aggregation._warmup import start_background_compilation
 from treerank.base import check_sparse_splitter
 from treerank.engine import merge_identical_rows, route_binned
 from treerank.ensemble._multipartite import fit_graded_forest
@@ -596,10 +596,10 @@ default=None
         dispatch, so that the forest depends neither on ``n_jobs`` nor on the
         joblib backend.
         """
-        if self.aggregation == "median":
-            # a first fit: the median's kernels compile in a second process
-            # while this one compiles the growth's (no effect on the result)
-            start_background_compilation()
+        # a first fit: the routing's (and the median's) kernels compile in a
+        # second process while this one compiles the growth's (no effect on
+        # the result)
+        start_background_compilation(median=self.aggregation == "median")
         template = self._tree_template()
         n_draw = self._sample_size(X.shape[0])
         # "auto" resolved once, on the rows of a tree's sample: all trees alike

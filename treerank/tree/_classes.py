@@ -12,6 +12,7 @@ from sklearn.model_selection import StratifiedKFold, check_cv
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from treerank.aggregation._background_compilation import start_background_compilation
 from treerank.aggregation._tree_aggregate import TreeAggregate, aggregate_graded
 from treerank.base import (
     RankingMixin,
@@ -579,6 +580,10 @@ default=None
         self.classes_ = classes
         rng = check_random_state(self.random_state)
         data = self._binned(X, sample_weight, rng)
+        if data is not None:
+            # a first fit: the routing's kernels compile in a second process
+            # while this one compiles the growth's (no effect on the result)
+            start_background_compilation(median=False)
         rows = np.arange(X.shape[0])
         self.full_tree_ = self._grow(X, y01, sample_weight, rows, rng, data)
         if self.pruning == "cv":

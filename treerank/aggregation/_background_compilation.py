@@ -1,0 +1,227 @@
+"""A second process that compiles kernels ahead of a first fit, and waiting for it.
+
+The first fit after installing compiles numba kernels one after the other:
+the tree growth's, then the routing's (a tree's decision graph, the rows
+outside its sample, new rows) and the leaf tables' (out-of-bag sums, means),
+then, for a forest aggregated by its median, the median's (common
+subpartition, Kemeny local search, cell index, insertion of unseen cells).
+Only the growth's depend on the trees being grown, so while the fit compiles
+them, a second Python process can compile the others on the other core and
+store them in numba's cache, where the fit finds them when it gets there: on
+the two-core machine of the benchmark, the first fit and scoring of a
+default forest on 2,000 x 20 rows take about 10.5 s of compilation and
+fitting instead of 18 s (measured by ``benchmarks/bench_engine.py``'s compile
+part).
+
+:func:`start_background_compilation` starts that process
+(:mod:`treerank.aggregation._warmup` run as a script, with this treerank first
+on its path) for the parts a fit needs, each at most once per process, only
+when their kernels are neither compiled here nor in the cache, and never when
+``TREERANK_BACKGROUND_COMPILE=0`` is set. It writes nothing but numba's
+cache, and a lock file next to it for its lifetime so that concurrent fits
+start one process, not one each. A fit that needs one of its kernels before
+it is stored waits for it (:func:`wait_for_background_compilation`):
+compiling it again would take at least as long, on a core that process uses.
+It waits at most a minute, and otherwise compiles the kernel itself, as it
+would without the process: the results never depend on it.
+"""
+
+# Authors: The treerank developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+__all__ = [
+    "ENVIRONMENT_SWITCH",
+    "LOCK_NAME",
+    "PARTS",
+    "start_background_compilation",
+    "wait_for_background_compilation",
+]
+
+# set to "0" to never start the process
+ENVIRONMENT_SWITCH = "TREERANK_BACKGROUND_COMPILE"
+# the file the process holds next to the cache for its lifetime
+LOCK_NAME = "treerank-warmup.lock"
+# what it compiles, in this order: the routing's and the leaf tables' kernels
+# (every forest and tree), then the median's (a forest aggregated by it)
+PARTS = ("routing", "median")
+# a lock older than this is left over by a process that did not finish
+_STALE_LOCK_SECONDS = 600.0
+# the parts this process asked for (started or found compiled)
+_started = set()
+# the cache directory where this process started the second process
+_directory = None
+# the longest wait for it, in seconds (it compiles for about 10 s)
+_MAX_WAIT = 60.0
+# starts the command of its arguments in a new session, detached, and exits
+_LAUNCHER = (
+    "import os, subprocess, sys; "
+    "subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL, "
+    "stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True, "
+    "start_new_session=os.name == 'posix'); "
+    "os._exit(0)"
+)
+
+
+def _part_kernels(part):
+    """Two kernels of ``part`` that only its warm-up compiles early."""
+    if part == "routing":
+        from treerank.engine import _routing
+
+        return (_routing.compile_graph, _routing.route_values)
+    from treerank.aggregation import _insertion, _kernels
+
+    return (_kernels._window_sums_kernel, _insertion._region_full_kernel)
+
+
+def _index_path(kernel):
+    """The cache index file of a kernel (None when numba does not cache it)."""
+    try:
+        return Path(kernel._cache._cache_file._index_path)
+    except AttributeError:
+        return None
+
+
+def _is_cold(part):
+    """Whether no kernel of ``part`` is compiled here or stored in the cache."""
+    for kernel in _part_kernels(part):
+        index = _index_path(kernel)
+        if kernel.signatures or index is None or index.exists():
+            return False
+    return True
+
+
+def _cold_cache_directory(parts=PARTS):
+    """The directory of the lock if some of ``parts`` is cold, else None.
+
+    The lock lives next to the median's kernels in the cache, whatever the
+    parts; None as well when numba does not cache (caching disabled, no
+    writable location).
+    """
+    if not any(_is_cold(part) for part in parts):
+        return None
+    index = _index_path(_part_kernels("median")[0])
+    return None if index is None else index.parent
+
+
+def _take_lock(directory):
+    """Create the lock file (False if another process holds a recent one)."""
+    lock = directory / LOCK_NAME
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        if lock.exists() and time.time() - lock.stat().st_mtime > _STALE_LOCK_SECONDS:
+            lock.unlink(missing_ok=True)
+        descriptor = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except OSError:
+        return False
+    os.close(descriptor)
+    return True
+
+
+def start_background_compilation(median=True):
+    """Start compiling the kernels a first fit needs after the growth's.
+
+    Parameters
+    ----------
+    median : bool, default=True
+        Also the median's kernels (a forest aggregated by its median), after
+        the routing's and the leaf tables' (every forest and tree).
+
+    Does nothing when ``TREERANK_BACKGROUND_COMPILE`` is ``"0"``, for a part
+    this process already asked for, when the kernels are compiled or cached,
+    when numba does not cache, when another process is compiling them, or
+    when no Python interpreter can be started; never raises.
+
+    Returns
+    -------
+    started : bool
+        Whether a process was started.
+    """
+    global _directory
+    if os.environ.get(ENVIRONMENT_SWITCH, "1") == "0":
+        return False
+    wanted = [part for part in PARTS if part not in _started]
+    if not median:
+        wanted = [part for part in wanted if part != "median"]
+    if not wanted:
+        return False
+    _started.update(wanted)
+    if getattr(sys, "frozen", False) or not sys.executable:
+        return False
+    try:
+        from numba.core import config
+
+        if config.DISABLE_JIT:
+            return False
+        parts = [part for part in wanted if _is_cold(part)]
+        directory = _cold_cache_directory(parts)
+        if directory is None or not _take_lock(directory):
+            return False
+        # the directory holding this treerank package
+        package_root = str(Path(__file__).resolve().parents[2])
+        env = dict(os.environ)
+        env[ENVIRONMENT_SWITCH] = "0"
+    except Exception:  # an optimization must never fail a fit
+        return False
+    # the compiling process runs the warm-up module with this package first
+    # on its path (before the working directory, which ``python -m`` would
+    # put first); a short-lived launcher starts it and exits at once, so that
+    # this process waits for the launcher only and holds no handle on a
+    # running child (whose collection would warn that it still runs)
+    code = (
+        "import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); "
+        "runpy.run_module('treerank.aggregation._warmup', run_name='__main__')"
+    )
+    command = [sys.executable, "-c", code, package_root, str(directory), *parts]
+    try:
+        launched = subprocess.run(
+            [sys.executable, "-S", "-c", _LAUNCHER, *command],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            timeout=60,
+            check=False,
+        )
+        if launched.returncode != 0:
+            raise OSError("the launcher failed")
+    except Exception:
+        (directory / LOCK_NAME).unlink(missing_ok=True)
+        return False
+    _directory = directory
+    return True
+
+
+def wait_for_background_compilation(kernel):
+    """Wait while the second process compiles ``kernel``, if it does.
+
+    When this process started it, it still runs (its lock exists) and
+    ``kernel`` is neither compiled here nor cached, this waits until the
+    kernel is cached or the process ends, at most a minute (after which it
+    never waits again); the call of the kernel then loads it from the cache
+    (or compiles it, as without the process). Never raises.
+
+    Parameters
+    ----------
+    kernel : numba dispatcher
+        A kernel compiled with ``cache=True``.
+    """
+    global _directory
+    if _directory is None or kernel.signatures:
+        return
+    try:
+        lock = _directory / LOCK_NAME
+        index = _index_path(kernel)
+        deadline = time.monotonic() + _MAX_WAIT
+        while index is not None and lock.exists() and not index.exists():
+            if time.monotonic() > deadline:
+                _directory = None  # it does not progress: never wait again
+                return
+            time.sleep(0.02)
+    except Exception:  # an optimization must never fail a fit
+        return
