@@ -233,36 +233,33 @@ def _threshold_maps(values):
 
 
 @inner_jit(error_model="python")
-def _boundary_rising(lower, upper, row, middle, tables):
+def _boundary_rising(columns_lo, columns_up, middle, tables):
     """Whether an item's cost does not decrease across block ``middle``.
 
-    ``tables`` is ``(block_tables, block_offset, ranking_weights,
-    total_weight, mass_before, n_boundaries)`` (see
-    :func:`_block_search_kernel`).
+    ``columns_lo`` and ``columns_up`` are the item's columns of the table rows
+    (:func:`_block_search_kernel`); ``tables`` is ``(block_tables, stride,
+    ranking_weights, total_weight, mass_before)``.
     """
-    block_tables, block_offset, weights, total_weight, mass_before, n_boundaries = (
-        tables
-    )
+    block_tables, stride, weights, total_weight, mass_before = tables
     start_sum = 0.0
     end_sum = 0.0
-    one = np.uint64(1)
     at = np.uint64(middle)
-    stride = np.uint64(n_boundaries)
-    item = np.uint64(row)
-    for b in range(np.uint64(lower.shape[1])):
-        offset = np.uint64(block_offset[b]) + at
-        lo_base = offset + np.uint64(lower[item, b]) * stride
-        up_base = offset + np.uint64(upper[item, b]) * stride
+    start_row = at * np.uint64(stride)
+    end_row = start_row + np.uint64(stride)
+    for b in range(np.uint64(columns_lo.shape[0])):
+        lo = np.uint64(columns_lo[b])
+        up = np.uint64(columns_up[b])
         weight = weights[b]
         start_sum += weight * (
-            np.float64(block_tables[lo_base]) + np.float64(block_tables[up_base])
+            np.float64(block_tables[start_row + lo])
+            + np.float64(block_tables[start_row + up])
         )
         end_sum += weight * (
-            np.float64(block_tables[lo_base + one])
-            + np.float64(block_tables[up_base + one])
+            np.float64(block_tables[end_row + lo])
+            + np.float64(block_tables[end_row + up])
         )
     cost_start = total_weight * mass_before[at] - start_sum
-    cost_end = total_weight * mass_before[at + one] - end_sum
+    cost_end = total_weight * mass_before[at + np.uint64(1)] - end_sum
     return cost_end >= cost_start
 
 
@@ -273,7 +270,7 @@ def _block_search_kernel(
     rows,
     guess,
     block_tables,
-    block_offset,
+    widths_offset,
     ranking_weights,
     total_weight,
     mass_before,
@@ -300,36 +297,43 @@ def _block_search_kernel(
     (so whose block slopes are all at least as large) stops at a boundary at
     least as high.
 
-    ``block_tables[block_offset[b] + k * (G + 1) + J]`` is the mass of the items
-    of the blocks before J that ranking b ranks < k: the boundaries probed for
-    one item lie in the same short rows. The i-th item searched is row
+    ``block_tables[J * S + widths_offset[b] + k]`` is the mass of the items of
+    the blocks before J that ranking b ranks < k (S = ``widths_offset[-1]``):
+    a probe reads two consecutive rows, and items searched one after the
+    other (similar keys) probe nearby rows. An item's columns ``widths_offset[b]
+    + lower`` (and ``upper``) are computed once for all its probes. The i-th item
+    searched is row
     ``rows[i]`` of ``lower`` and ``upper`` (no copy in the visiting order);
     writes its run of buckets ``first[i] .. last[i] - 1`` to evaluate exactly.
     """
     n_new = rows.shape[0]
-    n_boundaries = bounds_buckets.shape[0]
-    n_blocks = n_boundaries - 1
+    n_rankings = lower.shape[1]
+    n_blocks = bounds_buckets.shape[0] - 1
     tables = (
         block_tables,
-        block_offset,
+        widths_offset[n_rankings],
         ranking_weights,
         total_weight,
         mass_before,
-        n_boundaries,
     )
+    columns_lo = np.empty(n_rankings, dtype=np.int64)
+    columns_up = np.empty(n_rankings, dtype=np.int64)
     for i in range(n_new):
         row = rows[i]
+        for b in range(n_rankings):
+            columns_lo[b] = widths_offset[b] + np.int64(lower[row, b])
+            columns_up[b] = widths_offset[b] + np.int64(upper[row, b])
         start = min(guess[i], n_blocks - 1)
         if start < 0:  # no guess: a bisection of all the blocks
             low = 0
             high = n_blocks
-        elif _boundary_rising(lower, upper, row, start, tables):
+        elif _boundary_rising(columns_lo, columns_up, start, tables):
             high = start
             low = 0
             step = 1
             while high > 0:
                 probe = max(start - step, 0)  # the last step stops at the end
-                if _boundary_rising(lower, upper, row, probe, tables):
+                if _boundary_rising(columns_lo, columns_up, probe, tables):
                     high = probe
                     step *= 2
                 else:
@@ -341,14 +345,14 @@ def _block_search_kernel(
             step = 1
             while low < n_blocks:
                 probe = min(start + step, n_blocks - 1)
-                if _boundary_rising(lower, upper, row, probe, tables):
+                if _boundary_rising(columns_lo, columns_up, probe, tables):
                     high = probe
                     break
                 low = probe + 1
                 step *= 2
         while low < high:
             middle = (low + high) // 2
-            if _boundary_rising(lower, upper, row, middle, tables):
+            if _boundary_rising(columns_lo, columns_up, middle, tables):
                 high = middle
             else:
                 low = middle + 1
@@ -721,12 +725,12 @@ class ConsensusInserter:
         n_blocks = _n_blocks(consensus.shape[0], n_buckets, stride)
         bounds = (np.arange(n_blocks + 1) * n_buckets) // n_blocks
         block = np.searchsorted(bounds, consensus, side="right") - 1
-        # block_tables[block_offset[b] + k * (G + 1) + J]: mass of the items
+        # block_tables[J * stride + widths_offset[b] + k]: mass of the items
         # of the blocks before J that ranking b ranks < k
         n_boundaries = n_blocks + 1
         exact32 = bool(np.all(masses == np.floor(masses))) and masses.sum() < 2.0**24
         block_tables = np.empty(
-            stride * n_boundaries, dtype=np.float32 if exact32 else np.float64
+            (n_boundaries, stride), dtype=np.float32 if exact32 else np.float64
         )
         for b in range(data.n_rankings):
             width = int(widths[b])
@@ -736,8 +740,7 @@ class ConsensusInserter:
             ).reshape(n_boundaries, width)
             np.cumsum(table, axis=1, out=table)
             np.cumsum(table, axis=0, out=table)
-            begin = int(widths_offset[b]) * n_boundaries
-            block_tables[begin : begin + width * n_boundaries] = table.T.ravel()
+            block_tables[:, widths_offset[b] : widths_offset[b + 1]] = table
         mass = np.bincount(block + 1, weights=masses, minlength=n_blocks + 1)
         # items by bucket, and prefix tables of the largest buckets
         order = np.argsort(consensus, kind="stable")
@@ -780,8 +783,7 @@ class ConsensusInserter:
             "data": data,
             "bounds": bounds.astype(np.int64),
             "mass_before": np.cumsum(mass),
-            "block_tables": block_tables,
-            "block_offset": widths_offset[:-1] * n_boundaries,
+            "block_tables": block_tables.ravel(),
             "threshold_maps": maps,
             "stride": stride,
             "widths_offset": widths_offset,
@@ -1105,7 +1107,7 @@ class ConsensusInserter:
             visit,
             guess,
             state["block_tables"],
-            state["block_offset"],
+            state["widths_offset"],
             data.ranking_weights,
             data.total_weight,
             state["mass_before"],
