@@ -170,7 +170,7 @@ def sort_path(request, monkeypatch):
     from treerank.aggregation import _cell_index
 
     limit = 1 << 62 if request.param == "numpy" else -1
-    monkeypatch.setattr(_cell_index, "_NUMPY_SORT_MAX_ENTRIES", limit)
+    monkeypatch.setattr(_cell_index, "_NUMPY_SORT_MAX_ROWS", limit)
     return request.param
 
 

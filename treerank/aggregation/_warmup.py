@@ -110,13 +110,13 @@ def warm_leaf_table_kernels(n_rows=200, n_trees=5, n_leaves=4, seed=0):
     return table.mean(leaf_ranks)
 
 
-def warm_cell_sort_kernel(n_rows=3000, n_trees=100, n_leaves=40, seed=0):
+def warm_cell_sort_kernel(n_rows=5000, n_trees=100, n_leaves=40, seed=0):
     """Find the cells of a synthetic forest too large for numpy's sort.
 
-    The cells of a forest are sorted by a compiled kernel from 2^18 entries
-    (cells x trees) on (numpy sorts smaller ones, such as a default forest's
-    on 2,000 rows): this compiles it for the fits of more rows, after
-    everything a first fit of 2,000 rows needs.
+    The cells of a forest are sorted by a compiled kernel from 4,097 cells on
+    (numpy sorts fewer, such as a default forest's on 2,000 rows): this
+    compiles it for the fits of more rows, after everything a first fit of
+    2,000 rows needs.
 
     Returns
     -------
