@@ -13,23 +13,28 @@ logistic model with interactions and 15 noise features; ``n`` training rows,
 2. the forest against HistGradientBoosting (100 iterations, no early stopping)
    and LightGBM (100 trees) in the same run;
 3. the two ways to give each tree less data, which is what a 3x fit would need:
-   a smaller sample per tree (``max_samples``) and a smaller sample for each
-   LeafRank rule (``LeafRank(max_samples=...)``, default 65,536), with their
-   fit times and test AUC. Fitting the same data with the same seed, the AUC
-   differences are paired.
+   a smaller sample per tree (``max_samples``: the three largest powers of two
+   below n) and a smaller sample for each LeafRank rule
+   (``LeafRank(max_samples=...)``, default 65,536), with their fit times and
+   test AUC. Fitting the same data with the same seed, the AUC differences
+   are paired.
 
 Each model is fitted once after a warm-up fit (the kernels are compiled and
-cached before any timing). Nothing else may run on the machine.
+cached before any timing). Nothing else may run on the machine. The results
+of each size are kept in ``results/large_fit.json``; the report shows every
+size measured.
 
-    python benchmarks/bench_large_fit.py [--n 200000]
+    python benchmarks/bench_large_fit.py [--n 200000 1000000]
 """
 
 import argparse
+import json
+import os
 import time
 from contextlib import contextmanager
 
 import numpy as np
-from _common import markdown_table, write_result
+from _common import RESULTS, markdown_table, write_result
 from bench_engine import synthetic
 from threadpoolctl import threadpool_limits
 
@@ -71,7 +76,13 @@ def timed_parts(totals):
             setattr(owner, name, function)
 
 
-def models():
+def sample_sizes(n):
+    """The three largest powers of two below ``n``, largest first."""
+    top = int(np.floor(np.log2(n - 1)))
+    return [2**k for k in (top, top - 1, top - 2)]
+
+
+def models(n):
     from lightgbm import LGBMClassifier
     from sklearn.ensemble import HistGradientBoostingClassifier
 
@@ -92,9 +103,12 @@ def models():
         ),
         "RankingForest": forest(),
         "RankingForest(aggregation='mean')": forest(aggregation="mean"),
-        "RankingForest(max_samples=2**17)": forest(max_samples=2**17),
-        "RankingForest(max_samples=2**16)": forest(max_samples=2**16),
-        "RankingForest(max_samples=2**15)": forest(max_samples=2**15),
+        **{
+            f"RankingForest(max_samples=2**{size.bit_length() - 1})": forest(
+                max_samples=size
+            )
+            for size in sample_sizes(n)
+        },
         "LeafRank(max_samples=2**14)": forest(leafrank=leafrank(2**14)),
         "LeafRank(max_samples=2**12)": forest(leafrank=leafrank(2**12)),
     }
@@ -119,7 +133,7 @@ def run(n):
     ).decision_function(X_test[:1000])
     records = {}
     parts = {}
-    for name, make in models().items():
+    for name, make in models(n).items():
         totals = {}
         with threadpool_limits(1), timed_parts(totals):
             model = make()
@@ -136,7 +150,7 @@ def run(n):
     return records, parts
 
 
-def report(n, records, parts):
+def section(n, records, parts):
     hgb = records["HistGradientBoosting"][0]
     default_fit, default_auc = records["RankingForest"]
     rows = [
@@ -158,8 +172,7 @@ def report(n, records, parts):
     ]
     part_table = markdown_table(["part", "seconds", "share"], part_rows)
     growth = parts.get("growth", 0.0)
-    body = (
-        f"{HEADER}\n\n"
+    return (
         f"## {n:,} training rows x 20 features\n\n{table}\n\n"
         "`LeafRank(max_samples=...)` rows are the default forest with that "
         "LeafRank sample size (default 65,536).\n\n"
@@ -168,15 +181,28 @@ def report(n, records, parts):
         f"Growing the trees alone takes {growth:.2f} s, "
         f"{growth / hgb:.1f}x HistGradientBoosting's whole fit.\n"
     )
-    write_result("large_fit.md", "Large fits: where the time goes", body)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=200_000)
+    parser.add_argument("--n", type=int, nargs="+", default=[200_000])
     args = parser.parse_args()
-    records, parts = run(args.n)
-    report(args.n, records, parts)
+    path = os.path.join(RESULTS, "large_fit.json")
+    stored = {}
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as handle:
+            stored = json.load(handle)
+    for n in args.n:
+        records, parts = run(n)
+        stored[str(n)] = {"records": records, "parts": parts}
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(stored, handle, indent=1)
+    sections = [
+        section(int(n), entry["records"], entry["parts"])
+        for n, entry in sorted(stored.items(), key=lambda item: int(item[0]))
+    ]
+    body = f"{HEADER}\n\n" + "\n".join(sections)
+    write_result("large_fit.md", "Large fits: where the time goes", body)
 
 
 if __name__ == "__main__":
