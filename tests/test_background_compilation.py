@@ -86,9 +86,16 @@ def test_each_part_is_started_once(cold):
     assert not start_background_compilation(median=False)
     (directory / LOCK_NAME).unlink()  # that process is done
     assert start_background_compilation()
-    assert spawned.calls[1][0][9:] == ["median"]
+    assert spawned.calls[1][0][9:] == ["median", "small median", "cell sort"]
     assert not start_background_compilation()
     assert len(spawned.calls) == 2
+
+
+def test_a_small_fit_asks_for_its_kernels_first(cold):
+    spawned, _ = cold
+    assert start_background_compilation(small=True)
+    parts = spawned.calls[0][0][9:]
+    assert parts == ["routing", "small median", "median", "cell sort"]
 
 
 def test_only_the_cold_parts_are_compiled(cold, monkeypatch):
@@ -193,12 +200,17 @@ def test_a_forest_asks_for_the_median_only_when_it_uses_it(monkeypatch, aggregat
     calls = []
     monkeypatch.setattr(
         "treerank.ensemble._forest.start_background_compilation",
-        lambda median: calls.append(median),
+        lambda median, small: calls.append((median, small)),
     )
     X = np.random.default_rng(0).normal(size=(60, 3))
     y = (X[:, 0] > 0).astype(int)
     RankingForest(n_estimators=3, aggregation=aggregation, random_state=0).fit(X, y)
-    assert calls == [aggregation == "median"]
+    assert calls == [(aggregation == "median", True)]  # 180 cells x trees at most
+    calls.clear()
+    X = np.random.default_rng(0).normal(size=(1400, 3))
+    y = (X[:, 0] > 0).astype(int)
+    RankingForest(n_estimators=100, aggregation=aggregation, max_depth=1).fit(X, y)
+    assert calls == [(aggregation == "median", False)]
 
 
 def test_a_tree_asks_for_the_routing(monkeypatch):
@@ -372,15 +384,18 @@ def test_the_cell_sort_kernel_is_compiled_last(monkeypatch):
     monkeypatch.setattr(_cell_index, "_lexicographic_kernel", sort_kernel)
     names = ("warm_routing_kernels", "warm_leaf_table_kernels", "warm_median_kernels")
     for name in names:
-        monkeypatch.setattr(_warmup, name, lambda name=name: steps.append(name))
+        monkeypatch.setattr(
+            _warmup, name, lambda name=name, **kwargs: steps.append((name, kwargs))
+        )
     _warmup._main(["_warmup"])
-    assert steps[:3] == list(names)
-    assert [step[0] for step in steps[3:]] == ["sort kernel"]
-    assert steps[3][1] > _cell_index._NUMPY_SORT_MAX_ROWS
-    # one part
+    assert [step[0] for step in steps] == [*names, names[2], "sort kernel"]
+    assert steps[2][1] == {}  # 2,000 rows, then a small exact problem
+    assert steps[3][1]["n_rows"] * steps[3][1]["n_trees"] < 1 << 17
+    assert steps[4][1] > _cell_index._NUMPY_SORT_MAX_ROWS
+    # the parts asked, in their order
     steps.clear()
-    _warmup._main(["_warmup", "nowhere", "routing"])
-    assert steps == list(names[:2])
+    _warmup._main(["_warmup", "nowhere", "small median", "routing"])
+    assert [step[0] for step in steps] == [names[2], *names[:2]]
     # a first fit's forest (2,000 rows, 100 trees) is sorted by numpy
     steps.clear()
     monkeypatch.undo()

@@ -47,9 +47,12 @@ __all__ = [
 ENVIRONMENT_SWITCH = "TREERANK_BACKGROUND_COMPILE"
 # the file the process holds next to the cache for its lifetime
 LOCK_NAME = "treerank-warmup.lock"
-# what it compiles, in this order: the routing's and the leaf tables' kernels
-# (every forest and tree), then the median's (a forest aggregated by it)
-PARTS = ("routing", "median")
+# what it compiles: the routing's and the leaf tables' kernels (every forest
+# and tree), then the median's (a forest aggregated by it): those of large
+# problems, those of small exact ones (one kernel for the whole local search)
+# and the sort of the cells of large forests; the median's of the fit's size
+# first
+PARTS = ("routing", "median", "small median", "cell sort")
 # a lock older than this is left over by a process that did not finish
 _STALE_LOCK_SECONDS = 600.0
 # the parts this process asked for (started or found compiled)
@@ -74,8 +77,12 @@ def _part_kernels(part):
         from treerank.engine import _routing
 
         return (_routing.compile_graph, _routing.route_values)
-    from treerank.aggregation import _insertion, _kernels
+    from treerank.aggregation import _cell_index, _insertion, _kernels
 
+    if part == "small median":
+        return (_kernels._local_search_kernel,)
+    if part == "cell sort":
+        return (_cell_index._lexicographic_kernel,)
     return (_kernels._window_sums_kernel, _insertion._region_full_kernel)
 
 
@@ -123,7 +130,7 @@ def _take_lock(directory):
     return True
 
 
-def start_background_compilation(median=True):
+def start_background_compilation(median=True, small=False):
     """Start compiling the kernels a first fit needs after the growth's.
 
     Parameters
@@ -131,6 +138,9 @@ def start_background_compilation(median=True):
     median : bool, default=True
         Also the median's kernels (a forest aggregated by its median), after
         the routing's and the leaf tables' (every forest and tree).
+    small : bool, default=False
+        The fit's median is a small problem (fewer than 2^17 cells x trees):
+        its kernels first, then those of large problems.
 
     Does nothing when ``TREERANK_BACKGROUND_COMPILE`` is ``"0"``, for a part
     this process already asked for, when the kernels are compiled or cached,
@@ -145,9 +155,10 @@ def start_background_compilation(median=True):
     global _directory
     if os.environ.get(ENVIRONMENT_SWITCH, "1") == "0":
         return False
-    wanted = [part for part in PARTS if part not in _started]
-    if not median:
-        wanted = [part for part in wanted if part != "median"]
+    order = list(PARTS) if median else ["routing"]
+    if median and small:  # the kernels of the fit's size first
+        order[1], order[2] = order[2], order[1]
+    wanted = [part for part in order if part not in _started]
     if not wanted:
         return False
     _started.update(wanted)

@@ -9,13 +9,15 @@ compiles the same specializations:
 - ``routing``: rows routed through hand-made one-split trees, by bin codes
   and by values (:func:`warm_routing_kernels`), and the leaf tables'
   out-of-bag sums and means (:func:`warm_leaf_table_kernels`);
-- ``median``: a synthetic forest aggregated by its median and new rows placed
-  in it (:func:`warm_median_kernels`), then the sort of the cells of larger
-  forests (:func:`warm_cell_sort_kernel`), which a fit on 2,000 rows does not
-  use.
+- ``median``: a synthetic forest of 2,000 rows and 100 trees aggregated by its
+  median and new rows placed in it (:func:`warm_median_kernels`);
+- ``small median``: the same on 300 rows, a small exact problem whose whole
+  local search runs in one kernel;
+- ``cell sort``: the sort of the cells of forests of more than 4,096 cells
+  (:func:`warm_cell_sort_kernel`), which a fit on 2,000 rows does not use.
 
 Its arguments are the directory of the lock (removed when it ends) and the
-parts to compile (all when none is given).
+parts to compile, in that order (all when none is given).
 """
 
 import sys
@@ -201,16 +203,20 @@ def warm_routing_kernels(n_rows=64, n_features=3, n_trees=3, seed=0):
 
 def _main(argv):
     lock = Path(argv[1]) / LOCK_NAME if len(argv) > 1 else None
-    parts = argv[2:] or PARTS
+    steps = {
+        "routing": (warm_routing_kernels, warm_leaf_table_kernels),
+        "median": (warm_median_kernels,),
+        # a small exact problem: the whole local search in one kernel
+        "small median": (
+            lambda: warm_median_kernels(n_rows=300, n_trees=100, n_leaves=20),
+        ),
+        "cell sort": (warm_cell_sort_kernel,),
+    }
     try:
-        if "routing" in parts:
-            # a fit needs it after its first tree's growth
-            warm_routing_kernels()
-            warm_leaf_table_kernels()
-        if "median" in parts:
-            warm_median_kernels()
-            # what the fits of more rows need, last
-            warm_cell_sort_kernel()
+        # in the order asked (the order a fit needs them)
+        for part in argv[2:] or PARTS:
+            for step in steps[part]:
+                step()
     finally:
         if lock is not None:
             lock.unlink(missing_ok=True)

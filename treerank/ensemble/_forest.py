@@ -21,6 +21,7 @@ from sklearn.utils.parallel import Parallel, delayed
 
 from treerank.aggregation._background_compilation import start_background_compilation
 from treerank.aggregation._kemeny import METHODS as KEMENY_METHODS
+from treerank.aggregation._kernels import _use_compiled
 from treerank.aggregation._tree_aggregate import TreeAggregate
 from treerank.base import check_sparse_splitter
 from treerank.engine import merge_identical_rows, route_binned
@@ -599,7 +600,10 @@ default=None
         # a first fit: the routing's (and the median's) kernels compile in a
         # second process while this one compiles the growth's (no effect on
         # the result)
-        start_background_compilation(median=self.aggregation == "median")
+        start_background_compilation(
+            median=self.aggregation == "median",
+            small=not _use_compiled(X.shape[0], self.n_estimators),
+        )
         template = self._tree_template()
         n_draw = self._sample_size(X.shape[0])
         # "auto" resolved once, on the rows of a tree's sample: all trees alike
