@@ -405,21 +405,26 @@ def test_the_cell_sort_kernel_is_compiled_last(monkeypatch):
 
 
 def test_a_fit_waits_only_for_the_kernels_it_calls(monkeypatch):
-    # the median's compiled kernels run from 2^17 cells x trees on (2^15 for
-    # exact weights): a smaller forest never waits for them
+    # the median's compiled kernels run from 2^17 cells x trees on (from 2^10
+    # for exact weights, in one kernel): a smaller forest never waits for them
     from sklearn.datasets import make_classification
 
-    from treerank.aggregation import _tree_aggregate
+    from treerank.aggregation import _kemeny, _tree_aggregate
 
     waited = []
-    monkeypatch.setattr(
-        _tree_aggregate,
-        "wait_for_background_compilation",
-        lambda kernel: waited.append(kernel.py_func.__name__),
-    )
+    for module in (_kemeny, _tree_aggregate):  # the median's, the scoring's
+        monkeypatch.setattr(
+            module,
+            "wait_for_background_compilation",
+            lambda kernel: waited.append(kernel.py_func.__name__),
+        )
     X, y = make_classification(300, 5, random_state=0)
     RankingForest(n_estimators=5, random_state=0).fit(X, y).decision_function(X + 1)
     assert "_batch_kernel" not in waited and "_region_full_kernel" not in waited
+    waited.clear()
+    forest = RankingForest(n_estimators=25, random_state=0).fit(X, y)
+    assert forest.n_cells_ * 25 >= 1 << 10  # an exact problem run in one kernel
+    assert waited == ["_local_search_kernel", "_lookup"]
     waited.clear()
     X, y = make_classification(2000, 20, n_informative=8, random_state=0)
     forest = RankingForest(n_estimators=100, random_state=0).fit(X, y)

@@ -24,6 +24,9 @@ import numbers
 import numpy as np
 from sklearn.utils import check_random_state
 
+from treerank.aggregation._background_compilation import (
+    wait_for_background_compilation,
+)
 from treerank.aggregation._bucket_order import (
     _dense_rows,
     _RankingData,
@@ -42,7 +45,13 @@ from treerank.aggregation._heuristics import (
     _kwiksort,
     _mean_rank,
 )
-from treerank.aggregation._kernels import _compiled_for, _kwiksort_kernel
+from treerank.aggregation._kernels import (
+    _batch_kernel,
+    _compiled_for,
+    _kwiksort_kernel,
+    _local_search_kernel,
+    _use_compiled,
+)
 from treerank.aggregation._local_search import _run_local_search
 from treerank.aggregation._objective import _objective
 from treerank.aggregation._threads import kernel_threads
@@ -475,6 +484,13 @@ def kemeny_median(
     size = n_items * n_items * n_rankings
     if method == "auto":
         method = "exact" if n_items <= MAX_EXACT_ITEMS else "local"
+    if method == "local" and _compiled_for(data):
+        # a first fit: the search's kernels may still be compiling in a second
+        # process (small exact problems run the whole search in one kernel)
+        large = _use_compiled(n_items, n_rankings)
+        wait_for_background_compilation(
+            _batch_kernel if large else _local_search_kernel
+        )
     n_iter, converged = 0, False
     start_objectives = {}
 

@@ -40,11 +40,7 @@ from treerank.aggregation._kemeny import (
     kemeny_median,
     kemeny_objective,
 )
-from treerank.aggregation._kernels import (
-    _batch_kernel,
-    _local_search_kernel,
-    _use_compiled,
-)
+from treerank.aggregation._kernels import _use_compiled
 from treerank.aggregation._leaf_scores import (
     leaf_midranks,
     leaf_positions,
@@ -442,16 +438,6 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
         cells = np.ascontiguousarray(leaves[first], dtype=np.int32)
         # a cell is a tuple of leaves; each tree ranks it at its leaf's position
         rankings = self._cell_rankings(cells)
-        # a first fit: the kernels of the median may be compiling elsewhere
-        n_items, n_rankings = rankings.shape[::-1]
-        exact = (
-            bool(np.all(masses == np.floor(masses)))
-            and n_rankings * float(masses.sum()) ** 2 < 2.0**52
-        )
-        if _use_compiled(n_items, n_rankings):
-            wait_for_background_compilation(_batch_kernel)
-        elif exact and _use_compiled(n_items, n_rankings, exact=True):
-            wait_for_background_compilation(_local_search_kernel)
         median = kemeny_median(
             rankings,
             item_weights=masses,
