@@ -465,3 +465,115 @@ def test_stable_argsort_is_numpy_stable_argsort(values):
         stable_argsort(np.concatenate([keys, [7.0, -7.0]]), keys.shape[0]),
         np.argsort(keys, kind="stable"),
     )
+
+
+# ----------------------------------------------------------------------
+# random thresholds (splitter="random")
+# ----------------------------------------------------------------------
+def _two_valued_problem(seed):
+    """Features of two values each: a single threshold per feature and node."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(40, 160))
+    d = int(rng.integers(1, 5))
+    X = rng.integers(0, 2, size=(n, d)) * rng.integers(1, 4, size=d).astype(float)
+    logit = X[:, 0] - 0.7 * X[:, -1] + 0.3
+    y = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(int)
+    y[:2] = [0, 1]
+    w = rng.integers(6, 65, n) / 64
+    w[:2] = 1.0
+    return X, y, w
+
+
+@pytest.mark.parametrize("criterion", ["gini", "entropy", "youden"])
+@pytest.mark.parametrize("seed", range(10))
+def test_random_thresholds_are_the_exhaustive_rule_when_each_feature_has_two_values(
+    seed, criterion
+):
+    """A feature of two values has one threshold: drawn or searched, the same.
+
+    Every feature is scored (``max_features=None``), so the random splitter
+    meets the same candidates as the brute-force search of the best rule.
+    """
+    X, y, w = _two_valued_problem(seed)
+    rng = np.random.default_rng(seed + 100)
+    depth = int(rng.integers(1, 4))
+    min_leaf = int(rng.integers(1, 6))
+    leafrank = LeafRank(
+        max_depth=depth,
+        min_samples_leaf=min_leaf,
+        criterion=criterion,
+        splitter="random",
+        random_state=seed,
+    ).fit(X, y, sample_weight=w)
+    expected, gain = _exhaustive_rule(X, y, w, depth, min_leaf, criterion)
+    np.testing.assert_array_equal(leafrank.goes_left(X), expected)
+    assert leafrank.gain_ == pytest.approx(gain, abs=1e-12)
+
+
+def test_random_thresholds_are_uniform_over_the_node_range():
+    """Over seeds, each of the 7 thresholds of 8 values is drawn about as often."""
+    from scipy import stats
+
+    rng = np.random.default_rng(0)
+    X = np.repeat(np.arange(8.0), 20)[:, None]
+    y = rng.integers(0, 2, X.shape[0])
+    y[:2] = [0, 1]
+    drawn = [
+        LeafRank(max_depth=1, min_samples_leaf=1, splitter="random", random_state=s)
+        .fit(X, y)
+        .tree_.threshold[0]
+        for s in range(700)
+    ]
+    values, counts = np.unique(drawn, return_counts=True)
+    np.testing.assert_array_equal(values, np.arange(7) + 0.5)
+    assert stats.chisquare(counts).pvalue > 1e-3
+    best = LeafRank(max_depth=1, min_samples_leaf=1).fit(X, y).tree_.threshold[0]
+    assert np.unique(
+        [
+            LeafRank(max_depth=1, min_samples_leaf=1, random_state=s)
+            .fit(X, y)
+            .tree_.threshold[0]
+            for s in range(5)
+        ]
+    ).tolist() == [best]
+
+
+def test_random_thresholds_include_present_against_missing():
+    """With missing values, "every present value left" is one of the draws,
+    and missing values go to the better side of the drawn threshold."""
+    X = np.array([0.0] * 30 + [1.0] * 30 + [np.nan] * 30)[:, None]
+    y = np.array([0] * 30 + [0] * 30 + [1] * 30)
+    y[[0, 30]] = 1
+    splits = set()
+    for seed in range(40):
+        rule = LeafRank(
+            max_depth=1, min_samples_leaf=1, splitter="random", random_state=seed
+        ).fit(X, y)
+        left = rule.goes_left(X)
+        splits.add((bool(left[0]), bool(left[30]), bool(left[60])))
+    # bin 0 | bin 1 + missing, or present | missing: missing rows (positives)
+    # are always on the side the merge keeps (left), with what goes with them
+    assert splits == {(False, True, True), (False, False, True)}
+
+
+def test_random_splitter_is_validated():
+    X = np.arange(10.0).reshape(-1, 1)
+    y = np.array([0, 1] * 5)
+    with pytest.raises(ValueError, match="'splitter' parameter of LeafRank"):
+        LeafRank(splitter="middle").fit(X, y)
+
+
+def test_random_splitter_in_a_forest_is_reproducible_and_differs_from_best():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 5))
+    y = (X[:, 0] + X[:, 1] ** 2 + rng.normal(size=600) > 1).astype(int)
+    make = lambda splitter: RankingForest(  # noqa: E731
+        n_estimators=10,
+        leafrank=LeafRank(max_depth=4, min_samples_leaf=5, splitter=splitter),
+        random_state=0,
+    )
+    a = make("random").fit(X, y).decision_function(X)
+    b = make("random").fit(X, y).decision_function(X)
+    c = make("best").fit(X, y).decision_function(X)
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)

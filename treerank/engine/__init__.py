@@ -62,12 +62,13 @@ from treerank.engine._split_rules import (
     rule_feature_importances,
     rule_improvements_per_feature,
 )
-from treerank.engine._split_search import CRITERIA
+from treerank.engine._split_search import CRITERIA, SPLITTERS
 
 __all__ = [
     "CRITERIA",
     "MAX_BINS",
     "MISSING_BIN",
+    "SPLITTERS",
     "BinMapper",
     "GrownTree",
     "GrowthParams",

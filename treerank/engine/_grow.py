@@ -13,7 +13,7 @@ from treerank.engine import _tree_growth
 from treerank.engine._random import new_state
 from treerank.engine._rule_growth import fit_single_rule
 from treerank.engine._split_rules import SplitRules
-from treerank.engine._split_search import CRITERIA
+from treerank.engine._split_search import CRITERIA, SPLITTERS
 from treerank.engine._tree_growth import grow_tree
 
 __all__ = [
@@ -48,6 +48,10 @@ class GrowthParams:
         Features drawn at each inner split (FR2); None for all.
     criterion : str
         A key of :data:`treerank.engine.CRITERIA`.
+    splitter : {"best", "random"}
+        How an inner split chooses the threshold of a numeric feature: the
+        best one, or one drawn at random between the node's lowest and
+        highest bins (:data:`treerank.engine.SPLITTERS`).
     monotonic_cst : tuple of int or None
         Per feature, +1 (the score must not decrease when the feature
         increases, all else equal), -1 (must not increase) or 0; None for no
@@ -64,6 +68,7 @@ class GrowthParams:
     min_samples_leaf: int | float = 1
     rule_max_features: int | None = None
     criterion: str = "gini"
+    splitter: str = "best"
     monotonic_cst: tuple | None = None
     max_fit_rows: int | None = None
 
@@ -82,6 +87,7 @@ class GrowthParams:
             min_leaf_fraction,
             0 if self.rule_max_features is None else int(self.rule_max_features),
             CRITERIA[self.criterion],
+            SPLITTERS[self.splitter],
             0 if self.max_fit_rows is None else int(self.max_fit_rows),
         )
 
@@ -275,6 +281,7 @@ def fit_rule(codes, y01, weights, rows, bin_mapper, params, seed, features=None)
         min_leaf_fraction,
         rule_max_features,
         criterion,
+        splitter,
         max_fit_rows,
     ) = params.kernel_arguments()
     n_fit = rows.shape[0] if max_fit_rows <= 0 else min(rows.shape[0], max_fit_rows)
@@ -297,6 +304,7 @@ def fit_rule(codes, y01, weights, rows, bin_mapper, params, seed, features=None)
         min_leaf,
         rule_max_features,
         criterion,
+        splitter,
         new_state(seed),
         max_fit_rows,
     )

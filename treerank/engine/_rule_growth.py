@@ -24,9 +24,11 @@ from treerank.engine._jit import inner_jit, jit
 from treerank.engine._random import next_below, shuffle_prefix
 from treerank.engine._sorting import stable_argsort
 from treerank.engine._split_search import (
+    SPLITTERS,
     child_term,
     search_categories,
     search_feature,
+    search_random_threshold,
 )
 
 __all__ = [
@@ -37,6 +39,9 @@ __all__ = [
     "sample_for_rule",
     "split_by_rule",
 ]
+
+
+_RANDOM = SPLITTERS["random"]
 
 
 @jit
@@ -135,12 +140,14 @@ def _evaluate(
     N,
     min_leaf,
     criterion,
+    splitter,
     parent_term,
     best,
     best_order,
     low,
     high,
     work,
+    state,
 ):
     if is_categorical[f]:
         return search_categories(
@@ -158,6 +165,24 @@ def _evaluate(
             best_order,
             low,
             high,
+        )
+    if splitter == _RANDOM:
+        return search_random_threshold(
+            hist_j,
+            n_bins[f],
+            node_pos,
+            node_neg,
+            count,
+            P,
+            N,
+            min_leaf,
+            criterion,
+            parent_term,
+            best,
+            monotonic[f],
+            low,
+            high,
+            state,
         )
     return search_feature(
         hist_j,
@@ -195,6 +220,7 @@ def grow_rule(
     min_leaf,
     max_features,
     criterion,
+    splitter,
     state,
     hist_pool,
     scratch,
@@ -250,8 +276,11 @@ def grow_rule(
     max_features : int
         Features drawn at each inner split (0 or more than available: all).
     criterion : int
+    splitter : int
+        A code of :data:`~treerank.engine._split_search.SPLITTERS`: the best
+        threshold of each drawn numeric feature, or one drawn at random.
     state : ndarray of uint64 of shape (1,)
-        Random generator state (feature draws).
+        Random generator state (feature draws, random thresholds).
     hist_pool : ndarray of float64 of shape (n_slots, >= n_node_features, 256, 3)
         Work space for ``max_depth + 2`` histograms.
     scratch : ndarray of int64 of shape (>= stop - start,)
@@ -432,12 +461,14 @@ def grow_rule(
                     N,
                     min_leaf,
                     criterion,
+                    splitter,
                     parent_term,
                     best,
                     best_order,
                     low[t],
                     high[t],
                     work,
+                    state,
                 ):
                     counted += 1
                 else:
@@ -836,6 +867,7 @@ def fit_single_rule(
     min_leaf,
     max_features,
     criterion,
+    splitter,
     state,
     max_fit_rows,
 ):
@@ -884,6 +916,7 @@ def fit_single_rule(
         min_leaf,
         max_features,
         criterion,
+        splitter,
         state,
         hist_pool,
         scratch,

@@ -25,12 +25,25 @@ import numpy as np
 
 from treerank.engine._binning import MISSING_BIN
 from treerank.engine._jit import inner_jit, jit
+from treerank.engine._random import next_below
 from treerank.engine._sorting import stable_argsort
 
-__all__ = ["CRITERIA", "child_term", "search_categories", "search_feature"]
+__all__ = [
+    "CRITERIA",
+    "SPLITTERS",
+    "child_term",
+    "search_categories",
+    "search_feature",
+    "search_random_threshold",
+]
 
 CRITERIA = {"gini": 0, "entropy": 1, "log_loss": 1, "youden": 2}
 """Criterion names and their codes in the kernels."""
+
+SPLITTERS = {"best": 0, "random": 1}
+"""How a numeric feature's threshold is chosen, and the codes in the kernels:
+the best of all the node's thresholds, or one drawn at random (extremely
+randomized trees; see :func:`search_random_threshold`)."""
 
 _GINI, _ENTROPY, _YOUDEN = 0, 1, 2
 
@@ -411,4 +424,103 @@ def search_categories(
             best[6] = left_count
             for i in range(n_present):
                 best_order[i] = sorted_codes[i]
+    return True
+
+
+@inner_jit
+def search_random_threshold(
+    hist_j,
+    n_bins,
+    node_pos,
+    node_neg,
+    node_count,
+    P,
+    N,
+    min_leaf,
+    criterion,
+    parent_term,
+    best,
+    constraint,
+    low,
+    high,
+    state,
+):
+    """Improve ``best`` with one threshold of one feature, drawn at random.
+
+    The threshold bin is uniform between the lowest and the highest non-empty
+    bins of the node (the split "bin <= t" for t in ``[lo, hi - 1]``, and
+    ``t = hi`` -- present values against missing ones -- when the node has
+    missing values; with quantile bins, a threshold uniform over the node's
+    range of quantiles, as LightGBM's ``extra_trees``). Missing values go to
+    the side that scores best, as in :func:`search_feature`.
+
+    This is the split of extremely randomized trees (Geurts, Ernst and
+    Wehenkel, 2006): the feature is still chosen by the criterion among the
+    drawn ones, but its threshold is not fitted, so that trees grown on the
+    same data differ in where they cut, and their aggregate draws a smooth
+    boundary where fitted thresholds pile up at the same places.
+
+    Parameters are those of :func:`search_feature` (without ``work``) and
+    ``state``, the kernel's random generator.
+
+    Returns
+    -------
+    non_constant : bool
+        Whether the feature takes at least two values (bins, the missing bin
+        included) in the node.
+    """
+    miss_pos = hist_j[MISSING_BIN, 0]
+    miss_neg = hist_j[MISSING_BIN, 1]
+    miss_count = hist_j[MISSING_BIN, 2]
+    has_missing = miss_count > 0
+    lowest = -1
+    highest = -1
+    for b in range(n_bins):
+        if hist_j[b, 2] > 0:
+            if lowest < 0:
+                lowest = b
+            highest = b
+    if lowest < 0 or (highest == lowest and not has_missing):
+        return False
+    # the thresholds "bin <= t" that split the node's values: t in
+    # [lowest, highest - 1], and t = highest (present values against missing
+    # ones) when some are missing, as in search_feature
+    n_thresholds = highest - lowest + (1 if has_missing else 0)
+    threshold = lowest + next_below(state, n_thresholds)
+    left_pos = 0.0
+    left_neg = 0.0
+    left_count = 0.0
+    for b in range(lowest, threshold + 1):
+        left_pos += hist_j[b, 0]
+        left_neg += hist_j[b, 1]
+        left_count += hist_j[b, 2]
+    for missing_left in range(2 if has_missing else 1):
+        lp = left_pos
+        ln = left_neg
+        lc = left_count
+        if missing_left == 1:
+            lp += miss_pos
+            ln += miss_neg
+            lc += miss_count
+        if lc < min_leaf or node_count - lc < min_leaf:
+            continue
+        rp = node_pos - lp
+        rn = node_neg - ln
+        if (constraint != 0 or low > 0.0 or high < 1.0) and not _admissible(
+            lp, ln, rp, rn, P, N, constraint, low, high
+        ):
+            continue
+        value = (
+            child_term(lp / P, ln / N, criterion)
+            + child_term(rp / P, rn / N, criterion)
+            - parent_term
+        )
+        if value > best[0]:
+            best[0] = value
+            best[1] = threshold
+            best[2] = missing_left
+            best[3] = lp
+            best[4] = ln
+            best[5] = 0.0
+            best[6] = lc
     return True

@@ -84,6 +84,7 @@ def grow_tree(
     min_leaf_fraction,
     rule_max_features,
     criterion,
+    splitter,
     max_fit_rows,
     state,
     min_gain,
@@ -124,6 +125,8 @@ def grow_tree(
     rule_max_features : int
         Features drawn at each inner split (FR2); 0 for all.
     criterion : int
+    splitter : int
+        How the inner splits choose a numeric threshold (see ``grow_rule``).
     max_fit_rows : int
         A node of more rows fits its rule on a class-stratified sample of this
         many of them (see ``grow_rule``); 0 for no limit.
@@ -332,6 +335,7 @@ def grow_tree(
                 min_leaf,
                 rule_max_features,
                 criterion,
+                splitter,
                 state,
                 hist_pool,
                 scratch,

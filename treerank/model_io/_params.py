@@ -347,8 +347,8 @@ def _decode_leafrank(
 # the behaviour of the files written before them
 _LATER_PARAMS = {
     "RankingForest": {"multipartite": "thresholds", "leaf_scores": "rank"},
-    # rules were fitted on all the rows of a node
-    "LeafRank": {"max_samples": None},
+    # rules were fitted on all the rows of a node, their thresholds searched
+    "LeafRank": {"max_samples": None, "splitter": "best"},
 }
 
 

@@ -41,7 +41,14 @@ from sklearn.utils import check_random_state, get_tags
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
 from treerank.base import _accepts_sparse
-from treerank.engine import CRITERIA, MAX_BINS, BinMapper, GrowthParams, fit_rule
+from treerank.engine import (
+    CRITERIA,
+    MAX_BINS,
+    SPLITTERS,
+    BinMapper,
+    GrowthParams,
+    fit_rule,
+)
 from treerank.utils._sklearn_compat import (
     HasMethods,
     Interval,
@@ -545,6 +552,16 @@ class LeafRank(BaseLeafRank):
         the Gini impurity, the entropy (``"log_loss"`` is an alias), or
         ``"youden"``, which maximizes the local TPR - FPR of the split (Youden's
         J statistic) directly: the LeafRank objective itself, applied greedily.
+    splitter : {"best", "random"}, default="best"
+        How an inner split chooses the threshold of a numeric feature, as
+        scikit-learn's ``DecisionTreeClassifier`` and ``ExtraTreeClassifier``:
+        ``"best"`` scores every threshold of each drawn feature; ``"random"``
+        draws one threshold per drawn feature, uniformly between the node's
+        lowest and highest bins, and keeps the feature whose drawn threshold
+        scores best (extremely randomized trees). Categorical features are
+        split by their best subset either way. In a forest, random thresholds
+        make the trees cut at different places and their aggregate draw a
+        smoother boundary (see :ref:`forest`).
     max_bins : int, default=255
         Largest number of bins per feature (2 to 255).
     max_samples : int or None, default=65536
@@ -617,6 +634,7 @@ class LeafRank(BaseLeafRank):
             None,
         ],
         "criterion": [StrOptions(set(CRITERIA))],
+        "splitter": [StrOptions(set(SPLITTERS))],
         "max_bins": [Interval(Integral, 2, MAX_BINS, closed="both")],
         "max_samples": [Interval(Integral, 2, None, closed="left"), None],
         "random_state": ["random_state"],
@@ -629,6 +647,7 @@ class LeafRank(BaseLeafRank):
         min_samples_leaf=50,
         max_features=None,
         criterion="gini",
+        splitter="best",
         max_bins=MAX_BINS,
         max_samples=65536,
         random_state=None,
@@ -637,6 +656,7 @@ class LeafRank(BaseLeafRank):
         self.min_samples_leaf = min_samples_leaf
         self.max_features = max_features
         self.criterion = criterion
+        self.splitter = splitter
         self.max_bins = max_bins
         self.max_samples = max_samples
         self.random_state = random_state
@@ -654,6 +674,7 @@ class LeafRank(BaseLeafRank):
             min_samples_leaf=self.min_samples_leaf,
             rule_max_features=resolve_max_features(self.max_features, n_features),
             criterion=self.criterion,
+            splitter=self.splitter,
             max_fit_rows=self.max_samples,
             **master,
         )
