@@ -120,13 +120,40 @@ def test_auto_chooses_the_candidate_with_the_higher_oob_auc(squares):
     assert forest.oob_score_ == pytest.approx(results[best], abs=1e-12)
 
 
+def test_rate_smoothing_is_chosen_out_of_bag(squares):
+    """The smoothing of the rates is the one of the grid whose mean
+    aggregation has the highest out-of-bag AUC (the first on a tie)."""
+    X, y, _ = squares
+    forest = RankingForest(
+        n_estimators=15, aggregation="mean", leaf_scores="rate", random_state=0
+    ).fit(X, y)
+    grid = (30.0, 10.0, 100.0, 3.0, 0.0)
+    aucs = []
+    for m in grid:
+        values = [rate_leaf_values(tree.tree_, m) for tree in forest.estimators_]
+        aucs.append(_oob_auc(forest, X, y, values)[0])
+    best = grid[int(np.argmax(aucs))]
+    assert forest.rate_smoothing_ == best
+    assert forest.oob_leaf_scores_["rate"] == pytest.approx(max(aucs), abs=1e-12)
+    assert forest.oob_score_ == pytest.approx(max(aucs), abs=1e-12)
+    # without out-of-bag rows there is nothing to choose with: 30
+    whole = RankingForest(
+        n_estimators=4, bootstrap=False, leaf_scores="rate", random_state=0
+    ).fit(X, y)
+    assert whole.rate_smoothing_ == 30.0
+    # a forest scored by rank has no smoothing
+    ranked = RankingForest(n_estimators=4, leaf_scores="rank", random_state=0)
+    assert ranked.fit(X, y).rate_smoothing_ is None
+
+
 def test_rate_forest_scores_are_the_mean_of_smoothed_leaf_rates(squares):
     X, y, X_new = squares
     forest = RankingForest(
         n_estimators=12, aggregation="mean", leaf_scores="rate", random_state=0
     ).fit(X, y)
     ranks = forest.apply(X_new)
-    smoothing = 30.0  # 30 rows of unit weight
+    smoothing = forest.rate_smoothing_  # rows of unit weight
+    assert smoothing in (0.0, 3.0, 10.0, 30.0, 100.0)
     expected = np.mean(
         [
             rate_leaf_values(tree.tree_, smoothing)[ranks[:, b]]
@@ -153,10 +180,14 @@ def test_median_aggregates_each_trees_order_of_its_leaves(squares, leaf_scores):
     ).fit(X, y)
     # each tree ranks a cell at the position of its leaf among the tree's
     # leaves ordered by their values (ties share a position); rates are
-    # compared in steps of 0.05
+    # compared in steps of 0.1 sqrt(p (1 - p)), p the tree's base rate
     values = forest.leaf_values_
     if leaf_scores == "rate":
-        values = [np.floor(v / 0.05) for v in values]
+        steps = []
+        for tree in forest.estimators_:
+            p = tree.tree_.n_pos[0] / (tree.tree_.n_pos[0] + tree.tree_.n_neg[0])
+            steps.append(0.1 * np.sqrt(p * (1 - p)))
+        values = [np.floor(v / step) for v, step in zip(values, steps)]
     positions = np.column_stack(
         [
             leaf_positions(values[b])[forest.cells_[:, b]]
@@ -199,6 +230,7 @@ def test_rate_forest_batch_invariance_and_model_file(squares, tmp_path, aggregat
     save_model(forest, path)
     loaded = load_model(path)
     assert loaded.leaf_scores_ == "rate"
+    assert loaded.rate_smoothing_ == forest.rate_smoothing_
     np.testing.assert_array_equal(loaded.decision_function(X_new), full)
     for a, b in zip(loaded.leaf_values_, forest.leaf_values_):
         np.testing.assert_array_equal(a, b)
@@ -256,14 +288,21 @@ def test_files_written_before_leaf_scores_and_rule_samples_load_as_then(
 
     def older(description):
         description["params"].pop("leaf_scores")
-        for key in ("leaf_scores", "rate_smoothing", "oob_leaf_scores"):
+        for key in (
+            "leaf_scores",
+            "rate_smoothing",
+            "oob_leaf_scores",
+            "rate_smoothing_rows",
+        ):
             description.pop(key)
         description["params"]["leafrank"]["params"].pop("max_samples")
+        description["params"]["leafrank"]["params"].pop("splitter")
 
     rewrite_description(path, older)
     loaded = load_model(path)
     assert loaded.leaf_scores == "rank" and loaded.leaf_scores_ == "rank"
     assert loaded.leafrank.max_samples is None
+    assert loaded.leafrank.splitter == "best"
     np.testing.assert_array_equal(
         loaded.decision_function(X_new), forest.decision_function(X_new)
     )

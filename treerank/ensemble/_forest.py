@@ -241,12 +241,14 @@ class RankingForest(DefaultLeafRankMixin, TreeAggregate):
           leaves is decided by the split at their lowest common ancestor, which
           saw the data of both;
         - "rate": by the leaf's positive rate in the tree's sample, smoothed
-          along its branch (each node's rate shrunk towards its parent's by 30
-          pseudo-rows; see :func:`~treerank.ensemble.rate_leaf_values`): every
-          leaf is placed by its own data, as in a random forest. For the
-          median, a tree ties the leaves whose rates fall in one step of 0.05
-          (the resolution of a rate estimated from 100 rows): it orders two
-          leaves only when their rates differ clearly;
+          along its branch (each node's rate shrunk towards its parent's by m
+          pseudo-rows; see :func:`~treerank.ensemble.rate_leaf_values`), m
+          chosen out of bag among 0, 3, 10, 30 and 100 (30 without
+          out-of-bag rows; ``rate_smoothing_``): every leaf is placed by its
+          own data, as in a random forest. For the median, a tree ties the
+          leaves whose rates fall in one step of ``0.1 sqrt(p (1 - p))``, the
+          standard error of a rate estimated from 100 rows at the tree's base
+          rate p: it orders two leaves only when their rates differ clearly;
         - "auto": the one of the two whose mean aggregation has the higher
           out-of-bag AUC (VUS for graded targets), "rank" on a tie or without
           out-of-bag rows.
@@ -343,10 +345,13 @@ default=None
         How the trees score their leaves (``leaf_scores``, "auto" resolved).
     leaf_values_ : list of ndarray
         ``leaf_values_[b][r]``: the score of the leaf of rank r of tree b.
+    rate_smoothing_ : float or None
+        With ``leaf_scores_ == "rate"``: the pseudo-rows m of the smoothing of
+        the leaf rates (chosen out of bag); None otherwise.
     oob_leaf_scores_ : dict
         With ``leaf_scores="auto"``: the out-of-bag AUC (VUS for graded
-        targets) of each candidate, the criterion of the choice; NaN where
-        undefined.
+        targets) of each candidate ("rate" with its best smoothing), the
+        criterion of the choice; NaN where undefined.
     oob_score_ : float
         Out-of-bag AUC (with bootstrap or subsampling): each training row is
         scored by the mean leaf score (``leaf_values_``) over the trees that

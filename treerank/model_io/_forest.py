@@ -116,6 +116,8 @@ def decode_forest(description, arrays, runtime):
             *_FOREST_KEYS,
             *(_FOREST_LEAF_SCORE_KEYS if written_with_leaf_scores else []),
         ],
+        # the smoothing chosen out of bag (written since it is chosen)
+        optional=["rate_smoothing_rows"] if written_with_leaf_scores else [],
     )
     model = decode_params(RankingForest, description, runtime)
     decode_common(model, description)

@@ -53,6 +53,9 @@ def encode_leaf_scores(model, description):
     """How the trees score their leaves: the choice, the smoothing, the criteria."""
     description["leaf_scores"] = model.leaf_scores_
     description["rate_smoothing"] = float(model._rate_smoothing)
+    # the pseudo-rows chosen out of bag (a file of an earlier version has none)
+    chosen = getattr(model, "rate_smoothing_", None)
+    description["rate_smoothing_rows"] = None if chosen is None else float(chosen)
     description["oob_leaf_scores"] = {
         kind: None if math.isnan(value) else float(value)
         for kind, value in model.oob_leaf_scores_.items()
@@ -71,6 +74,12 @@ def decode_leaf_scores(model, description):
         )
     model._rate_smoothing = json_number(
         description.get("rate_smoothing", 0.0), "rate_smoothing", low=0
+    )
+    chosen = description.get("rate_smoothing_rows")
+    model.rate_smoothing_ = (
+        None
+        if chosen is None or kind != "rate"
+        else json_number(chosen, "rate_smoothing_rows", low=0)
     )
     oob = description.get("oob_leaf_scores", {kind: None})
     if model.leaf_scores != "auto":
