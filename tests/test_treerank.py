@@ -5,6 +5,8 @@ import pickle
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score, roc_curve
 
@@ -568,3 +570,29 @@ def test_default_tree_ranks_like_a_cart_tuned_by_cross_validation(design):
             - roc_auc_score(y_test, cart.predict_proba(X_test)[:, 1])
         )
     assert np.mean(differences) >= -0.002, differences
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    values=st.lists(
+        st.floats(0, 1, allow_nan=False).map(lambda v: round(v, 2)),
+        min_size=1,
+        max_size=60,
+    ),
+    seed=st.integers(0, 10**6),
+)
+def test_bucket_calibration_is_scikit_learns_isotonic_regression(values, seed):
+    """The forest's per-tree bucket calibration (its own pool-adjacent-violators
+    loop) is the non-increasing isotonic regression of scikit-learn."""
+    from sklearn.isotonic import isotonic_regression
+
+    from treerank.base import calibrate_buckets
+
+    rng = np.random.default_rng(seed)
+    total = rng.integers(1, 50, len(values)).astype(float)
+    pos = np.round(np.asarray(values) * total)
+    proba, n_positive = calibrate_buckets(pos, total - pos)
+    expected = isotonic_regression(pos / total, sample_weight=total, increasing=False)
+    np.testing.assert_allclose(proba, np.clip(expected, 0, 1), rtol=0, atol=1e-12)
+    assert np.all(np.diff(proba) <= 1e-15)
+    assert n_positive == int(np.count_nonzero(proba > 0.5))
