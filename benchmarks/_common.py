@@ -85,5 +85,5 @@ def warm_up(models, score, prepare=None, categorical=True, missing=True):
             if n_rows > WARM_UP_ROWS[0] and not ours:
                 continue
             data = prepare(spec, X) if prepare is not None else X
-            estimator = factory().fit(data, y)
+            estimator = factory(data).fit(data, y)
             score(estimator, data)

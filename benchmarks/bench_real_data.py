@@ -51,6 +51,8 @@ from datetime import datetime, timezone
 import numpy as np
 import sklearn
 from _common import RESULTS, markdown_table, warm_up
+from _peers import PEER_SPECS, make_peer, peer_scores
+from _protocol import compare_paired, holm, stamp, stamp_lines
 from _real_datasets import DATASETS, load_dataset
 from scipy import stats
 from sklearn.exceptions import ConvergenceWarning
@@ -66,17 +68,20 @@ ALPHA = 0.05
 
 # -- models --------------------------------------------------------------------
 
+# the peers of the protocol (benchmarks/_peers.py) are named by their labels
 NAMED_MODELS = {
-    "RandomForest": "RandomForestClassifier(n_estimators=300)",
-    "ExtraTrees": "ExtraTreesClassifier(n_estimators=300)",
-    "HistGradientBoosting": "HistGradientBoostingClassifier()",
-    "LightGBM": "LGBMClassifier(verbose=-1)",
     "LogisticRegression": "LogisticRegression(max_iter=10000)",
     "TreeRank": "TreeRank()",
     "RankingForest": "RankingForest()",
     "RankingForest(mean)": "RankingForest(aggregation='mean')",
 }
-DEFAULT_MODELS = list(NAMED_MODELS)
+DEFAULT_MODELS = [
+    *PEER_SPECS,
+    "LogisticRegression",
+    "TreeRank",
+    "RankingForest",
+    "RankingForest(mean)",
+]
 # oblique splits (issue 12, item 4), run on demand: --models ... "RankingForest(mixed)"
 NAMED_MODELS.update(
     {
@@ -92,9 +97,8 @@ NAMED_MODELS.update(
         ),
     }
 )
-PEERS = ["RandomForest", "ExtraTrees", "HistGradientBoosting", "LightGBM",
-         "LogisticRegression"]  # fmt: skip
-REFERENCE = "RandomForest"
+PEERS = [*PEER_SPECS, "LogisticRegression"]
+REFERENCE = "RF100"
 
 
 def _estimator_classes():
@@ -173,9 +177,18 @@ def _build_call(node, classes):
 def parse_model(text):
     """Model label, canonical specification, estimator factory and ownership.
 
-    ``text`` is a name of :data:`NAMED_MODELS` or a constructor expression
-    such as ``"RankingForest(max_depth=12, aggregation='mean')"``.
+    ``text`` is a peer of ``_peers.PEER_SPECS`` (e.g. ``"RF100"``), a name of
+    :data:`NAMED_MODELS` or a constructor expression such as
+    ``"RankingForest(max_depth=12, aggregation='mean')"``. A factory takes
+    the training table (its categorical columns decide a peer's encoding).
     """
+    if text in PEER_SPECS:
+        return (
+            text,
+            PEER_SPECS[text][1],
+            lambda X=None: make_peer(text, X, seed=MODEL_SEED, n_jobs=1),
+            False,
+        )
     label = text if text in NAMED_MODELS else None
     expression = NAMED_MODELS.get(text, text)
     try:
@@ -195,7 +208,7 @@ def parse_model(text):
     spec = ast.unparse(tree.body)
     ours = classes[tree.body.func.id][1]
 
-    def factory():
+    def factory(X=None):
         estimator = _build_call(ast.parse(spec, mode="eval").body, classes)
         params = estimator.get_params(deep=False)
         fixed = {}
@@ -215,16 +228,18 @@ def parse_model(text):
 
 
 def test_scores(estimator, X):
-    """Ranking scores: the decision function where there is one, else P(y=1).
+    """Ranking scores: treerank's decision function, a peer's margin or P(y=1).
 
-    LightGBM's raw margin is used rather than its probability, which saturates
-    to ties at 0 and 1 on separable data.
+    Boosting's raw margins are used rather than probabilities, which saturate
+    to ties at 0 and 1 on separable data (``_peers.peer_scores``).
     """
-    if type(estimator).__name__ == "LGBMClassifier":
-        return estimator.predict(X, raw_score=True)
-    if hasattr(estimator, "decision_function"):
+    if type(estimator).__module__.startswith("treerank"):
         return estimator.decision_function(X)
-    return estimator.predict_proba(X)[:, 1]
+    if type(estimator).__name__ == "Pipeline" and hasattr(
+        estimator, "decision_function"
+    ):  # the scaled logistic regression
+        return estimator.decision_function(X)
+    return peer_scores(estimator, X)
 
 
 # -- fingerprints and the cache ------------------------------------------------
@@ -245,13 +260,14 @@ def _treerank_fingerprint():
 
 
 def _peer_fingerprint():
-    versions = [f"scikit-learn {sklearn.__version__}"]
-    try:
-        import lightgbm
+    from importlib import metadata
 
-        versions.append(f"lightgbm {lightgbm.__version__}")
-    except ImportError:
-        pass
+    versions = [f"scikit-learn {sklearn.__version__}"]
+    for library in ("lightgbm", "xgboost", "catboost"):
+        try:
+            versions.append(f"{library} {metadata.version(library)}")
+        except metadata.PackageNotFoundError:
+            pass
     return ", ".join(versions)
 
 
@@ -307,7 +323,7 @@ def folds_of(dataset):
 
 
 def run_one(factory, dataset, train, test):
-    estimator = factory()
+    estimator = factory(dataset.X[train])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
         start = time.perf_counter()
@@ -474,8 +490,13 @@ def collect_sweep(records, hashes, current_specs, n_folds):
     }
 
 
-def write_report(records, wanted, meta, models, path, n_folds):
-    """Write the markdown report of the run ``wanted`` from the cache ``records``."""
+def write_report(records, wanted, meta, models, path, n_folds, info=None):
+    """Write the markdown report of the run ``wanted`` from the cache ``records``.
+
+    ``info`` is the run's stamp (``_protocol.stamp``); the report names the
+    commits that produced the treerank results it shows.
+    """
+    info = stamp() if info is None else info
     labels_of = {spec: label for label, spec, _, _ in models}
     specs = {label: spec for label, spec, _, _ in models}
     model_labels = list(dict.fromkeys(label for label, *_ in models))
@@ -648,25 +669,35 @@ def write_report(records, wanted, meta, models, path, n_folds):
         lines.append(markdown_table(["model", *others], rows))
         lines.append("")
         lines.append(
-            "Across data sets: the mean over data sets of the row model's mean "
-            "AUC minus the column model's, the number of data sets where the "
-            "row model is ahead, and the two-sided Wilcoxon signed-rank test "
-            "on these per-data-set differences (Demšar, 2006; one difference "
-            "per data set, so the data sets are the independent units)."
+            "Across data sets (the independent units): the mean over data sets "
+            "of the row model's mean AUC minus the column model's with its "
+            "standard error, the number of data sets where the row model is "
+            "ahead, and the two-sided Wilcoxon signed-rank test on these "
+            "per-data-set differences (Demšar, 2006), its p-values "
+            "Holm-corrected over the columns of each row."
         )
         lines.append("")
         rows = []
         for a in ours_labels:
+            summaries = {}
+            for b in others:
+                if b == a:
+                    continue
+                per_set = [mean_auc(n, a) for n in full]
+                theirs = [mean_auc(n, b) for n in full]
+                summaries[b] = compare_paired(per_set, theirs, np.ones(len(full)))
+            adjusted = dict(
+                zip(summaries, holm([v["wilcoxon_p"] for v in summaries.values()]))
+            )
             row = [a]
             for b in others:
                 if b == a:
                     row.append("")
                     continue
-                diffs = np.array([mean_auc(n, a) - mean_auc(n, b) for n in full])
-                p = stats.wilcoxon(diffs).pvalue if np.any(diffs != 0) else 1.0
+                v = summaries[b]
                 row.append(
-                    f"{diffs.mean():+.4f}, ahead on {int((diffs > 0).sum())}/"
-                    f"{len(full)}, p={p:.2g}"
+                    f"{v['mean']:+.4f} ± {v['se']:.4f}, ahead on "
+                    f"{v['ahead']}/{v['n']}, p={adjusted[b]:.2g}"
                 )
             rows.append(row)
         lines.append(markdown_table(["model", *others], rows))
@@ -879,13 +910,11 @@ def write_report(records, wanted, meta, models, path, n_folds):
         )
         summary += ["", *_field_ranks(table, model_labels)]
         lines[summary_at:summary_at] = [*summary, ""]
-    environment = (
-        f"Python {platform.python_version()}, numpy {np.__version__}, "
-        f"{_peer_fingerprint()}, "
-        f"{os.cpu_count()} CPUs, {platform.machine()}"
-    )
     text = (
-        "# Ranking accuracy on real data\n\n" + environment + "\n\n" + "\n".join(lines)
+        "# Ranking accuracy on real data\n\n"
+        + "\n".join(stamp_lines(info))
+        + "\n\n"
+        + "\n".join(lines)
     )
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", encoding="utf-8") as handle:
@@ -1031,6 +1060,7 @@ def main(argv=None):
         help="list the data sets and the named models, and exit",
     )
     args = parser.parse_args(argv)
+    info = stamp(argv=None if argv is None else [sys.argv[0], *argv])
 
     if args.list:
         for name, spec in DATASETS.items():
@@ -1081,7 +1111,9 @@ def main(argv=None):
     else:
         wanted, meta = run(datasets, models, folds, args.cache, args.time_budget)
     if not args.no_report:
-        write_report(read_cache(args.cache), wanted, meta, models, output, n_folds)
+        write_report(
+            read_cache(args.cache), wanted, meta, models, output, n_folds, info
+        )
     return 0
 
 

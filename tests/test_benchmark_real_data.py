@@ -204,7 +204,7 @@ def test_report_tables(tmp_path):
     }
     records, wanted = _fake_cache(aucs)
     models = [
-        ("RandomForest", "RF()", None, False),
+        ("RF100", "RF()", None, False),
         ("Ours", "OURS()", None, True),
     ]
     meta = {
@@ -228,8 +228,14 @@ def test_report_tables(tmp_path):
     mean_ours = np.mean([np.mean(v["OURS()"]) for v in aucs.values()])
     assert f"| **mean AUC** | {mean_rf:.4f} | {mean_ours:.4f} |" in text
     assert "| Ours | 1/1/1 |  |" in text
-    assert re.search(r"\| RandomForest \| 3 \| 30\.0 \| 1\.00 \|", text)
+    assert re.search(r"\| RF100 \| 3 \| 30\.0 \| 1\.00 \|", text)
     assert re.search(r"\| Ours \| 3 \| 60\.0 \| 2\.00 \| 2\.00 \|", text)
+    # across data sets: the mean difference with its standard error
+    diffs = [np.mean(aucs[n]["OURS()"]) - np.mean(base) for n in aucs]
+    se = np.std(diffs, ddof=1) / np.sqrt(3)
+    ahead = int(np.sum(np.array(diffs) > 0))
+    assert f"{np.mean(diffs):+.4f} ± {se:.4f}, ahead on {ahead}/3" in text
+    assert re.search(r"Produced by commit `[0-9a-f]{12}`", text)
 
     # the same report with one fold missing: the cell says so, and the
     # summary rows leave that data set out
