@@ -5,7 +5,10 @@
 
 import numpy as np
 
-__all__ = ["Explanation"]
+__all__ = ["PROXY_TERM", "Explanation"]
+
+PROXY_TERM = "(median vs. mean of its trees)"
+"""The name of ``proxy_difference`` where it is shown as a term of its own."""
 
 
 class Explanation:
@@ -248,6 +251,55 @@ proxy_difference, proxy_scores
         if self.proxy_difference is not None:
             total = total + self.proxy_difference
         return total
+
+    def to_shap(self):
+        """The explanation as a ``shap.Explanation``, for shap's plots.
+
+        ``shap.plots.waterfall(explanation.to_shap()[0])``,
+        ``shap.plots.beeswarm(explanation.to_shap())`` and the other plots of
+        shap take it: the values, the base value of every row, the rows (the
+        numbers the trees read: category codes, NaN when missing) and their
+        display values (category labels, "missing"). For a median explained
+        by its mean proxy, ``proxy_difference`` is one more column, named
+        "(median vs. mean of its trees)" (its data 0, displayed empty), so
+        that every row adds up to its score as shap's plots expect. Needs
+        shap (``pip install "scikit-treerank[explain]"``).
+
+        Returns
+        -------
+        explanation : shap.Explanation
+
+        Raises
+        ------
+        ImportError
+            If shap is not installed.
+        """
+        try:
+            import shap
+        except ImportError:
+            raise ImportError(
+                "Explanation.to_shap needs the shap package: pip install shap "
+                "(or the 'explain' extra of scikit-treerank)."
+            ) from None
+        n_rows, n_features = self.values.shape
+        values, data = self.values, self.data
+        names = list(self.feature_names)
+        shown = np.empty((n_rows, n_features), dtype=object)
+        for i in range(n_rows):
+            for k in range(n_features):
+                shown[i, k] = self.display_value(i, k)
+        if self.proxy_difference is not None:
+            values = np.column_stack([values, self.proxy_difference])
+            data = np.column_stack([data, np.zeros(n_rows)])
+            shown = np.column_stack([shown, np.full(n_rows, "", dtype=object)])
+            names.append(PROXY_TERM)
+        return shap.Explanation(
+            values=np.asarray(values, dtype=np.float64),
+            base_values=np.full(n_rows, self.base_value),
+            data=np.asarray(data, dtype=np.float64),
+            display_data=shown,
+            feature_names=names,
+        )
 
     def mean_abs(self):
         """Mean absolute contribution of each feature over the rows.
