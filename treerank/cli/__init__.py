@@ -454,6 +454,11 @@ def main(argv=None):
     """
     args = _build_parser().parse_args(argv)
     try:
+        if args.command in ("fit", "score", "explain"):
+            # usage, inputs and outputs, before the numerical stack is imported
+            from treerank.cli._checks import precheck
+
+            precheck(args)
         if args.command == "demo":
             from treerank.cli._demo import run_demo
 

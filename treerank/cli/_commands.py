@@ -10,13 +10,14 @@ import sys
 
 import numpy as np
 
+from treerank.cli._checks import check_output, check_readable
 from treerank.cli._csv import CsvError, CsvSource
 from treerank.cli._data import read_training_data
 from treerank.cli._text import escape, shorten
 from treerank.cli._usage import UsageError
-from treerank.utils._io import atomic_write, refuse_special_file
+from treerank.utils._io import atomic_write
 
-__all__ = ["cmd_export", "cmd_fit", "cmd_score", "cmd_stability"]
+__all__ = ["check_output", "cmd_export", "cmd_fit", "cmd_score", "cmd_stability"]
 
 
 def _say(text):
@@ -25,48 +26,6 @@ def _say(text):
 
 def _usage_error(message):
     return UsageError(message)
-
-
-def check_output(path, *, force, mkdir):
-    """Refuse an output that exists (without ``--force``) or has no folder.
-
-    Done before any work, so that a long fit does not end in a refusal; the
-    folder is only created with ``--mkdir``.
-    """
-    if path is None or path == "-":
-        return
-    shown = escape(path)
-    if os.path.isdir(path):
-        raise IsADirectoryError(f"--out {shown} is a directory.")
-    refuse_special_file(path)  # a link, pipe or device is never replaced
-    if os.path.lexists(path) and not force:
-        raise FileExistsError(f"{shown} already exists (use --force to overwrite).")
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        if os.path.exists(folder):
-            raise NotADirectoryError(
-                f"cannot write {shown}: {escape(folder)} is a file."
-            )
-        if not mkdir:
-            raise FileNotFoundError(
-                f"cannot write {shown}: the folder {escape(folder)} does not exist "
-                "(pass --mkdir to create it)."
-            )
-        os.makedirs(folder)
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise PermissionError(
-            f"cannot write {shown}: permission denied in {escape(folder)}."
-        )
-
-
-def _check_readable(path, what):
-    shown = escape(path)
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"{shown}: no such file ({what}).")
-    if os.path.isdir(path):
-        raise IsADirectoryError(f"{shown} is a directory, not a {what}.")
-    if not os.access(path, os.R_OK):
-        raise PermissionError(f"{shown}: permission denied (cannot read the {what}).")
 
 
 def _build_model(args):
@@ -296,7 +255,7 @@ def _load(path):
 
     if path == "-":
         raise _usage_error("the model cannot be read from standard input.")
-    _check_readable(path, "model file")
+    check_readable(path, "model file")
     return load_model(path, with_metadata=True)
 
 

@@ -300,11 +300,6 @@ def _classes(model, metadata):
 
 def _reasons_for(args):
     """``"positive"`` or ``"negative"``, from --reasons-for or --direction."""
-    if args.reasons_for is not None and args.direction is not None:
-        raise UsageError(
-            "--reasons-for and --direction say the same thing: give one "
-            "(--reasons-for positive is --direction up)."
-        )
     if args.direction is not None:
         return "positive" if args.direction == "up" else "negative"
     return args.reasons_for or "negative"
@@ -314,28 +309,15 @@ def run_explain(args):
     """Run ``treerank explain`` (see the module docstring); returns 0."""
     from sklearn.utils import check_random_state
 
-    from treerank.cli._commands import (
-        _first_missing_cell,
-        _missing_hint,
-        check_output,
-        text_output,
-    )
+    from treerank.cli._checks import precheck
+    from treerank.cli._commands import _first_missing_cell, _missing_hint, text_output
     from treerank.cli._csv import CsvError
     from treerank.inspection import shapley_values
     from treerank.inspection._reason_codes import reason_table
     from treerank.inspection._shapley import chosen_algorithm
 
-    check_output(args.out, force=args.force, mkdir=args.mkdir)
+    precheck(args)  # done by main already: cheap, and kept for direct calls
     side = _reasons_for(args)
-    if args.data == "-" and args.background is None:
-        raise UsageError(
-            "reading the data from standard input needs --background (the rows "
-            "the scores are compared with are drawn from DATA otherwise)."
-        )
-    if args.n_permutations < 2:
-        raise UsageError(
-            "--n-permutations must be at least 2 (standard errors need two samples)."
-        )
     model, metadata, columns = _load(args.model)
     metadata = metadata if isinstance(metadata, dict) else {}
     try:
