@@ -254,6 +254,17 @@ def test_demo_writes_report_plots_and_graphs(tmp_path, capsys):
     # the time spent compiling kernels is reported apart from the fit times
     assert "| kernel compilation (s) |" in printed and "numba kernels" in printed
     assert "numba kernels" in (out / "summary.md").read_text()
+    # a second run does not replace the folder's files without --force
+    summary = (out / "summary.md").read_text()
+    status, _, err = _run(["demo", "--output-dir", out], capsys)
+    assert status == 1 and "already exists and is not empty" in err
+    assert "--force" in err and (out / "summary.md").read_text() == summary
+    # an existing empty folder is filled
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    from treerank.cli._checks import check_output_dir
+
+    check_output_dir(empty, force=False)
 
 
 def test_compile_timer_measures_numba_compilation():

@@ -187,6 +187,8 @@ def test_scoring_a_saved_model_imports_only_what_it_needs(tmp_path):
         (["score", "{missing}", "{data}"], 1, "no such file (model file)"),
         (["explain", "{exists}", "{data}", "--out", "{exists}"], 1, "already exists"),
         (["explain", "{exists}", "-"], 2, "needs --background"),
+        (["demo", "--output-dir", "{folder}"], 1, "already exists and is not empty"),
+        (["demo", "--output-dir", "{exists}"], 1, "is not a folder"),
         (
             [
                 "explain",
@@ -213,6 +215,7 @@ def test_refusals_come_before_the_numerical_stack(tmp_path, argv, status, messag
         "exists": exists,
         "new": tmp_path / "new.trk",
         "missing": tmp_path / "missing.csv",
+        "folder": tmp_path,
     }
     argv = [a.format(**names) for a in argv]
     loaded = _imported_after(

@@ -413,7 +413,15 @@ def _build_parser():
         "a folder.",
     )
     demo.add_argument(
-        "--output-dir", default="treerank-demo", help="output folder (created)"
+        "--output-dir",
+        default="treerank-demo",
+        help="output folder (created; an existing folder that holds files is "
+        "refused without --force)",
+    )
+    demo.add_argument(
+        "--force",
+        action="store_true",
+        help="replace the files of an existing --output-dir",
     )
     demo.add_argument("--random-state", type=int, default=0, help="seed")
 
@@ -454,7 +462,7 @@ def main(argv=None):
     """
     args = _build_parser().parse_args(argv)
     try:
-        if args.command in ("fit", "score", "explain"):
+        if args.command in ("fit", "score", "explain", "demo"):
             # usage, inputs and outputs, before the numerical stack is imported
             from treerank.cli._checks import precheck
 

@@ -18,7 +18,13 @@ from treerank.cli._text import escape
 from treerank.cli._usage import UsageError
 from treerank.utils._io import refuse_special_file
 
-__all__ = ["check_input", "check_output", "check_readable", "precheck"]
+__all__ = [
+    "check_input",
+    "check_output",
+    "check_output_dir",
+    "check_readable",
+    "precheck",
+]
 
 
 def check_output(path, *, force, mkdir):
@@ -50,6 +56,23 @@ def check_output(path, *, force, mkdir):
     if not os.access(folder, os.W_OK | os.X_OK):
         raise PermissionError(
             f"cannot write {shown}: permission denied in {escape(folder)}."
+        )
+
+
+def check_output_dir(path, *, force):
+    """Refuse an output folder that holds files (without ``--force``).
+
+    A missing or empty folder is fine; a file at that name is refused.
+    """
+    shown = escape(os.fspath(path))
+    if not os.path.lexists(path):
+        return
+    if not os.path.isdir(path):
+        raise NotADirectoryError(f"--output-dir {shown} exists and is not a folder.")
+    if os.listdir(path) and not force:
+        raise FileExistsError(
+            f"the folder {shown} already exists and is not empty: its files would "
+            "be replaced (use --force to replace them, or another --output-dir)."
         )
 
 
@@ -112,7 +135,8 @@ def _check_explain(args):
 
 
 def precheck(args):
-    """The checks of ``fit``, ``score`` and ``explain`` that need no library.
+    """The checks of ``fit``, ``score``, ``explain`` and ``demo`` that need no
+    library.
 
     Parameters
     ----------
@@ -127,6 +151,9 @@ def precheck(args):
         For an output that exists or cannot be written, an input or model file
         that cannot be read (exit status 1).
     """
+    if args.command == "demo":
+        check_output_dir(args.output_dir, force=args.force)
+        return
     if args.command == "fit":
         _check_fit(args)
     elif args.command == "explain":
