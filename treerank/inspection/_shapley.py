@@ -232,6 +232,9 @@ def _onto_scale(estimator, chosen, mapping, on_scale, model, X, values, base, co
     difference = None
     if chosen == "mean_proxy":
         difference = common["scores"] - new_base - values.sum(axis=1)
+        # rounding where the median and its proxy agree: an exact 0
+        noise = 1e-12 * max(1.0, float(np.max(np.abs(common["scores"]), initial=0)))
+        difference[np.abs(difference) < noise] = 0.0
     return values, new_base, difference, factor
 
 
