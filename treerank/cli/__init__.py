@@ -336,10 +336,14 @@ def _build_parser():
     explain = command(
         "explain",
         "reason codes: why each row of a CSV file is ranked where it is",
-        description="For each row of a CSV file: its score and the --top features "
-        "that pull it down (or up) the most, with the row's value, the feature's "
-        "contribution (its Shapley value against a background sample) and the "
-        "condition the row met; streamed in chunks of --chunk-size rows.",
+        description="For each row of a CSV file: its score (the calibrated score "
+        "that 'treerank score' writes), the base value, and the --top features "
+        "that pull it towards the side of --reasons-for the most, with the row's "
+        "value, the feature's contribution (its Shapley value against a "
+        "background sample) and the condition the row met; then the sum of the "
+        "other features' contributions (and for a median forest the difference "
+        "between the median and the mean of its trees), so that every line adds "
+        "up to its score; streamed in chunks of --chunk-size rows.",
     )
     from treerank.cli._explain import add_explain_arguments
 

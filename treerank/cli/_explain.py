@@ -1,9 +1,14 @@
 """``treerank explain``: reason codes for every row of a CSV file.
 
-For each row: its score, then the ``--top`` features that pull the score down
-the most (``--direction up``: up), each with the row's value, its
-contribution (its Shapley value, :func:`treerank.inspection.shapley_values`)
-and the condition the row met on it. The contributions compare each row with
+For each row: its score (the calibrated score, as ``treerank score`` writes
+it), the base value, the side the reasons are for, then the ``--top``
+features that pull the score towards that side the most (``--reasons-for
+negative``, the default: down; ``positive``: up), each with the row's value,
+its contribution (its Shapley value,
+:func:`treerank.inspection.shapley_values`) and the condition the row met on
+it, and the sum of the other contributions (and a median's
+``proxy_difference``): every line adds up to its score. The contributions
+compare each row with
 a background sample: the rows of ``--background`` or, without it, rows drawn
 at random from the data file itself (a first pass over the file, in bounded
 memory). The file is then explained in chunks of ``--chunk-size`` rows, as
@@ -12,9 +17,10 @@ reasons do not depend on the chunk it is in.
 
 A tree and a forest aggregated by the mean or Borda are explained exactly; a
 median forest (the default) by default by the exact values of the mean of its
-trees, its proxy, and with ``--algorithm permutation`` by estimates of its own
-values, with standard errors (much slower). The score written is always the
-model's, as ``treerank score`` writes it.
+trees, its proxy, with the difference as its own term, and with
+``--algorithm permutation`` by estimates of its own values, with standard
+errors (much slower). The score written is always the model's, as
+``treerank score`` writes it.
 
 Both files are read as ``treerank score`` reads its input: the model's
 feature columns, numbers with the decimal mark of ``--decimal`` (else the
@@ -113,9 +119,12 @@ def add_explain_arguments(parser):
         type=background_per_tree,
         default="auto",
         metavar="N",
-        help="background rows each tree is compared with, drawn for each tree "
-        "('all': every row; 'auto': max(2, ceil(200 / trees))); the time grows "
-        "with it",
+        help="background rows each tree is compared with, drawn for each tree: "
+        "'auto', max(2, ceil(200 / trees)), is about 24%% off the exact values "
+        "(relative RMS on a forest of 100 trees; the first reason the same for "
+        "94%% of the rows); 'all' compares every tree with every row, the exact "
+        "values with that background (the time grows with it: 500 times 'auto' "
+        "for 100 trees and 1,000 rows)",
     )
     parser.add_argument(
         "--n-permutations",
