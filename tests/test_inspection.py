@@ -738,8 +738,12 @@ def test_bad_arguments(problem):
     X, y = problem
     model = ADDITIVE["tree"]().fit(X, y)
     median = RankingForest(n_estimators=3, random_state=0).fit(X, y)
+    import pickle
+
+    shapley_values(model, X[:2])  # the rows kept at fit are the background
+    unpickled = pickle.loads(pickle.dumps(model))  # keeps none
     with pytest.raises(ValueError, match="needs a background sample"):
-        shapley_values(model, X[:2])
+        shapley_values(unpickled, X[:2])
     with pytest.raises(ValueError, match="feature_perturbation must be"):
         shapley_values(model, X[:2], background=X, feature_perturbation="observational")
     with pytest.raises(ValueError, match="algorithm must be"):
