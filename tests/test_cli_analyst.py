@@ -205,7 +205,17 @@ def test_compare_takes_text_labels(day, fitted, capsys, tmp_path):
     assert status == 1
     assert "its values are 'maybe', 'no', 'yes'" in err and "--positive" in err
     status, report, err = _run(
-        ["compare", runs, "--label", "deny", "--positive", "yes"], capsys
+        [
+            "compare",
+            runs,
+            "--label",
+            "deny",
+            "--positive",
+            "yes",
+            "--n-resamples",
+            "199",
+        ],
+        capsys,
     )
     assert status == 0, err
     assert "forest" in report and "debt_ratio" in report

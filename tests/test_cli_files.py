@@ -79,6 +79,8 @@ def test_end_to_end_semicolons_ids_stdin_stdout_and_modes(
             "patient_id",
             "--drop",
             "note",
+            "--n-estimators",  # a small forest: this is about the files
+            "10",
             "--out",
             model,
         ]

@@ -516,6 +516,7 @@ def test_readme_pandas_frame_warning_free_scoring(tmp_path, capsys, patients):
     train, new = patients
     out = tmp_path / "m.trk"
     base = ["fit", train, "--target", "label", "--id", "patient_id", "--out", out]
+    base += ["--n-estimators", "10"]  # a small forest: this is about the frames
     assert _run(base, capsys)[0] == 0
     code = (
         "import warnings, pandas as pd; warnings.simplefilter('error');"
