@@ -4,9 +4,11 @@ Why is this row ranked here? Shapley values
 ===========================================
 
 A screening list ranks tumours by how likely they are malignant. For one
-tumour, :func:`~treerank.inspection.shapley_values` splits its score into
-the contributions of its features (they add up to the score minus the mean
-score of a background sample); :func:`~treerank.inspection.reason_codes`
+tumour, :func:`~treerank.inspection.shapley_values` splits its score, the
+forest's ranking read as a calibrated probability of malignancy
+(:func:`~treerank.inspection.calibrated_score`), into the contributions of
+its features (they add up to the score minus a base value, the score of the
+background sample's mean); :func:`~treerank.inspection.reason_codes`
 lists the features that pull it up (why it is near the top of the list);
 the waterfall plot shows one tumour, the summary plot all of them.
 """
@@ -18,10 +20,10 @@ the waterfall plot shows one tumour, the summary plot all of them.
 # A ranking forest and the contributions to its scores
 # ----------------------------------------------------
 # The forest aggregates its trees by the mean: its score is a sum over the
-# trees, so the Shapley values are computed exactly by walking the trees. The
-# background is the training rows: each tree is compared with 10 of them,
-# drawn for it (``background_per_tree``), and the base value is their mean
-# score.
+# trees, so the Shapley values are computed exactly by walking the trees, then
+# put on the calibrated scale (one factor per tumour, which keeps their signs
+# and proportions). The background is the training rows: each tree is
+# compared with 10 of them, drawn for it (``background_per_tree``).
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd

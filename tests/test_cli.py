@@ -10,6 +10,7 @@ import pytest
 
 from treerank.cli import main
 from treerank.datasets import make_nested_squares
+from treerank.inspection import calibrated_score
 from treerank.model_io import load_model
 
 
@@ -69,27 +70,34 @@ def test_fit_score_export_round_trip(tmp_path, train_csv, capsys, model):
     with open(scores_csv) as handle:
         rows = list(csv.DictReader(handle))
     np.testing.assert_array_equal(
-        [float(r["score"]) for r in rows], fitted.decision_function(_frame(X_new))
+        [float(r["score"]) for r in rows], calibrated_score(fitted, _frame(X_new))
     )
     np.testing.assert_array_equal(
         [float(r["probability"]) for r in rows],
         fitted.predict_proba(_frame(X_new))[:, 1],
     )
 
-    # export in every format
-    status, dot, _ = _run(["export", out, "--format", "dot"], capsys)
+    # export in every format: a forest's tree is named (no silent tree 0)
+    if model == "forest":
+        status, _, err = _run(["export", out, "--format", "png", "--out", "x"], capsys)
+        assert status == 2 and "a forest of 5 trees" in err and "--tree" in err
+    which = ["--tree", "0"] if model == "forest" else []
+    status, dot, _ = _run(["export", out, "--format", "dot", *which], capsys)
     assert status == 0 and dot.startswith("digraph")
     pydot = pytest.importorskip("pydot")
     assert pydot.graph_from_dot_data(dot)
-    status, text, _ = _run(["export", out, "--format", "text"], capsys)
+    status, text, _ = _run(["export", out, "--format", "text", *which], capsys)
     assert status == 0 and "leaf 0" in text and "x1" in text + dot
     json_path = tmp_path / "tree.json"
-    assert _run(["export", out, "--format", "json", "--out", json_path], capsys)[0] == 0
+    json_args = ["export", out, "--format", "json", *which, "--out", json_path]
+    assert _run(json_args, capsys)[0] == 0
     graph = json.loads(json_path.read_text())
     tree = fitted if model == "tree" else fitted.estimators_[0]
     assert len(graph["nodes"]) == 2 * tree.n_leaves_ - 1
     png = tmp_path / "tree.png"
-    assert _run(["export", out, "--format", "png", "--out", png], capsys)[0] == 0
+    assert (
+        _run(["export", out, "--format", "png", *which, "--out", png], capsys)[0] == 0
+    )
     assert png.read_bytes().startswith(b"\x89PNG")
     assert not list(tmp_path.glob(".tmp-*"))
 
@@ -103,8 +111,7 @@ def test_string_target_with_positive_label(tmp_path, capsys):
     )
     assert (
         status == 1
-        and "is not numeric (values such as ['healthy', 'sick']); pass --positive"
-        in err
+        and "is not numeric (its values are 'healthy', 'sick'); pass --positive" in err
     )
     status, _, _ = _run(
         [
@@ -197,7 +204,8 @@ def test_outputs_are_not_overwritten_without_force(tmp_path, train_csv, capsys):
 def test_score_errors(tmp_path, train_csv, capsys):
     path, _, _ = train_csv
     model = tmp_path / "m.trk"
-    assert _run(["fit", path, "--target", "label", "--out", model], capsys)[0] == 0
+    fit = ["fit", path, "--target", "label", "--model", "tree", "--out", model]
+    assert _run(fit, capsys)[0] == 0
     other = tmp_path / "other.csv"
     other.write_text("x1,z\n1,2\n")
     status, _, err = _run(["score", model, other, "--out", tmp_path / "s.csv"], capsys)
@@ -246,6 +254,17 @@ def test_demo_writes_report_plots_and_graphs(tmp_path, capsys):
     # the time spent compiling kernels is reported apart from the fit times
     assert "| kernel compilation (s) |" in printed and "numba kernels" in printed
     assert "numba kernels" in (out / "summary.md").read_text()
+    # a second run does not replace the folder's files without --force
+    summary = (out / "summary.md").read_text()
+    status, _, err = _run(["demo", "--output-dir", out], capsys)
+    assert status == 1 and "already exists and is not empty" in err
+    assert "--force" in err and (out / "summary.md").read_text() == summary
+    # an existing empty folder is filled
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    from treerank.cli._checks import check_output_dir
+
+    check_output_dir(empty, force=False)
 
 
 def test_compile_timer_measures_numba_compilation():
@@ -311,7 +330,7 @@ def test_fit_score_export_graded_target(tmp_path, capsys, model):
     with open(scores_csv) as handle:
         rows = list(csv.DictReader(handle))
     np.testing.assert_array_equal(
-        [float(r["score"]) for r in rows], fitted.decision_function(_frame(X))
+        [float(r["score"]) for r in rows], calibrated_score(fitted, _frame(X))
     )
     proba = np.array([[float(r[f"probability_{g}"]) for g in (1, 3, 5)] for r in rows])
     np.testing.assert_allclose(proba, fitted.predict_proba(_frame(X)), rtol=1e-15)
@@ -354,7 +373,7 @@ def test_fit_with_oblique_splitters_saves_and_scores(
     assert _run(["score", out, path, "--out", scores_csv], capsys)[0] == 0
     with open(scores_csv) as handle:
         scores = [float(r["score"]) for r in csv.DictReader(handle)]
-    np.testing.assert_array_equal(scores, fitted.decision_function(_frame(X)))
+    np.testing.assert_array_equal(scores, calibrated_score(fitted, _frame(X)))
     # monotone constraints are the axis-aligned LeafRank's only
     status, _, err = _run(
         [*fit, "--splitter", splitter, "--monotonic", "x1=+1", "--out", out, "--force"],

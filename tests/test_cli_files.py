@@ -16,6 +16,7 @@ import pytest
 
 from treerank.cli import main
 from treerank.datasets import make_nested_squares
+from treerank.inspection import calibrated_score
 from treerank.model_io import load_model
 
 
@@ -78,6 +79,8 @@ def test_end_to_end_semicolons_ids_stdin_stdout_and_modes(
             "patient_id",
             "--drop",
             "note",
+            "--n-estimators",  # a small forest: this is about the files
+            "10",
             "--out",
             model,
         ]
@@ -95,7 +98,7 @@ def test_end_to_end_semicolons_ids_stdin_stdout_and_modes(
     rows = list(csv.DictReader(io.StringIO(out.decode())))
     assert [r["patient_id"] for r in rows] == [f"P{i:05d}" for i in range(300)]
     np.testing.assert_array_equal(
-        [float(r["score"]) for r in rows], fitted.decision_function(_frame(X_new))
+        [float(r["score"]) for r in rows], calibrated_score(fitted, _frame(X_new))
     )
 
     # output files follow the umask (0644 under 022)
@@ -269,7 +272,7 @@ def test_chunks_give_the_same_scores(tmp_path, capsys, model_file, chunk):
     rows = list(csv.DictReader(out.open()))
     assert len(rows) == 400
     np.testing.assert_array_equal(
-        [float(r["score"]) for r in rows], fitted.decision_function(_frame(X))
+        [float(r["score"]) for r in rows], calibrated_score(fitted, _frame(X))
     )
     np.testing.assert_array_equal(
         [float(r["probability"]) for r in rows], fitted.predict_proba(_frame(X))[:, 1]
@@ -303,7 +306,7 @@ def test_file_formats_quotes_crlf_bom_tabs_and_trailing_blank_lines(
             f"id {delimiter} {i}" for i in range(5)
         ]
         np.testing.assert_array_equal(
-            [float(r["score"]) for r in rows], fitted.decision_function(_frame(X))
+            [float(r["score"]) for r in rows], calibrated_score(fitted, _frame(X))
         )
 
 
@@ -376,7 +379,8 @@ def test_control_characters_from_data_are_escaped(tmp_path, capsys):
         for row, label in zip(X, y):
             writer.writerow([*row, label])
     model = tmp_path / "m.trk"
-    status, _, err = _run(["fit", path, "--target", "label", "--out", model], capsys)
+    fit = ["fit", path, "--target", "label", "--model", "tree", "--out", model]
+    status, _, err = _run(fit, capsys)
     assert status == 0, err
     status, text, _ = _run(["export", model, "--format", "text"], capsys)
     assert status == 0 and "\\x1b[31mred" in text and "\x1b" not in text
@@ -411,7 +415,7 @@ def test_every_library_error_is_a_message_not_a_traceback(
 
 def test_help_shows_the_defaults(capsys):
     for command, expected in [
-        ("fit", ["(default: none)", "(default: auto)", "(default: tree)"]),
+        ("fit", ["(default: none)", "(default: auto)", "(default: forest)"]),
         ("score", ["(default: -)", "(default: 10000)"]),
         ("stability", ["(default: 20)", "(default: median)"]),
     ]:

@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 
 from treerank.cli import main
+from treerank.inspection import calibrated_score
 from treerank.model_io import load_model, save_model
 
 SITES = ["Lyon", "Oslo", "Rome", "Porto"]
@@ -104,17 +105,17 @@ def test_a_table_with_text_ids_empty_cells_and_decimal_commas(
     rows = _scores(scores_csv)
     X_new = _python_frame(new)
     assert (X_new["site"] == "Paris").sum() == 11
-    expected = fitted.decision_function(X_new)  # a DataFrame: no warning
+    expected = calibrated_score(fitted, X_new)  # a DataFrame: no warning
     np.testing.assert_array_equal([float(r["score"]) for r in rows], expected)
     assert [r["patient_id"] for r in rows] == [f"P{i:04d}" for i in range(60)]
     # an unseen category scores as a missing one, as in the library
     as_missing = X_new.copy()
     as_missing.loc[as_missing["site"] == "Paris", "site"] = None
-    np.testing.assert_array_equal(fitted.decision_function(as_missing), expected)
+    np.testing.assert_array_equal(calibrated_score(fitted, as_missing), expected)
 
 
 def test_python_and_cli_fit_the_same_model(tmp_path, capsys, patients):
-    from treerank import TreeRank
+    from treerank import RankingForest
 
     train, _ = patients
     out = tmp_path / "m.trk"
@@ -126,7 +127,7 @@ def test_python_and_cli_fit_the_same_model(tmp_path, capsys, patients):
     cli = load_model(out)
     X = _python_frame(train)
     y = pd.read_csv(train, sep=";")["label"].to_numpy()
-    python = TreeRank(random_state=0).fit(X, y)
+    python = RankingForest(random_state=0).fit(X, y)  # the default model
     np.testing.assert_array_equal(cli.decision_function(X), python.decision_function(X))
 
 
@@ -151,9 +152,9 @@ def test_integer_codes_as_categories(tmp_path, capsys, patients):
     assert _run(["score", out, new, "--out", scores_csv], capsys)[0] == 0
     np.testing.assert_array_equal(
         [float(r["score"]) for r in _scores(scores_csv)],
-        fitted.decision_function(X_new),
+        calibrated_score(fitted, X_new),
     )
-    status, text, _ = _run(["export", out], capsys)
+    status, text, _ = _run(["export", out, "--tree", "0"], capsys)
     assert status == 0 and "grade in {" in text
 
 
@@ -224,8 +225,8 @@ def test_option_errors(tmp_path, capsys, options, status, message):
         (
             "a;label\n1;sick\n2;healthy\n",
             [],
-            "the target column 'label' is not numeric (values such as ['healthy', "
-            "'sick']); pass --positive LABEL",
+            "the target column 'label' is not numeric (its values are 'healthy', "
+            "'sick'); pass --positive LABEL",
         ),
         # free text: too many categories
         (
@@ -304,7 +305,7 @@ def test_true_false_columns_are_numbers_as_in_pandas(tmp_path, capsys):
     assert _run(["score", out, path, "--out", scores], capsys)[0] == 0
     np.testing.assert_array_equal(
         [float(r["score"]) for r in _scores(scores)],
-        fitted.decision_function(frame[["flag", "x"]]),
+        calibrated_score(fitted, frame[["flag", "x"]]),
     )
 
 
@@ -323,7 +324,7 @@ def test_an_id_that_is_also_a_feature(tmp_path, capsys, patients):
     X_new = _python_frame(new)
     assert [int(r["age"]) for r in rows] == X_new["age"].tolist()
     np.testing.assert_array_equal(
-        [float(r["score"]) for r in rows], load_model(out).decision_function(X_new)
+        [float(r["score"]) for r in rows], calibrated_score(load_model(out), X_new)
     )
 
 
@@ -342,7 +343,7 @@ def test_models_fitted_on_arrays_still_score(tmp_path, capsys):
     status, _, err = _run(["score", path, data, "--out", scores], capsys)
     assert status == 0, err  # and no feature-name warning (an error here)
     np.testing.assert_array_equal(
-        [float(r["score"]) for r in _scores(scores)], model.decision_function(X)
+        [float(r["score"]) for r in _scores(scores)], calibrated_score(model, X)
     )
 
 
@@ -494,7 +495,8 @@ def test_forest_fit_draws_a_live_bar_on_a_terminal(tmp_path, small_csv):
 # ----------------------------------------------------------------------
 def test_export_png_options(tmp_path, capsys, small_csv):
     model = tmp_path / "m.trk"
-    assert _run(["fit", small_csv, "--target", "label", "--out", model], capsys)[0] == 0
+    fit = ["fit", small_csv, "--target", "label", "--model", "tree", "--out", model]
+    assert _run(fit, capsys)[0] == 0
     cases = (["--max-leaves", "4"], ["--max-depth", "2"], ["--max-leaves", "all"])
     for index, options in enumerate(cases):
         png = tmp_path / f"t{index}.png"
@@ -514,6 +516,7 @@ def test_readme_pandas_frame_warning_free_scoring(tmp_path, capsys, patients):
     train, new = patients
     out = tmp_path / "m.trk"
     base = ["fit", train, "--target", "label", "--id", "patient_id", "--out", out]
+    base += ["--n-estimators", "10"]  # a small forest: this is about the frames
     assert _run(base, capsys)[0] == 0
     code = (
         "import warnings, pandas as pd; warnings.simplefilter('error');"

@@ -3,9 +3,13 @@
 The oracle enumerates every coalition of features, builds the hybrid rows in
 the input space (arrays, DataFrames with categorical columns, sparse
 matrices) and scores them with the model's own ``decision_function``; the
-fast algorithms must agree with it to 1e-10.
+fast algorithms must agree with it to 1e-10. The algorithms are checked on
+the scale of ``decision_function`` (``scale="decision"``); the calibrated
+scale, which the explanations report by default, is checked in
+tests/test_inspection_scale.py.
 """
 
+import functools
 import itertools
 import math
 
@@ -18,16 +22,26 @@ from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
 
 from treerank import LeafRank, LinearLeafRank, RankingForest, TreeRank
-from treerank.inspection import Explanation, shapley_values
+from treerank.inspection import Explanation
+from treerank.inspection import shapley_values as _shapley_values
 from treerank.inspection._enumeration import shapley_from_coalitions
 from treerank.inspection._tree_sum import tree_leaf_values, tree_sum
 
 TOL = 1e-10
+shapley_values = functools.partial(_shapley_values, scale="decision")
 
 
 # ----------------------------------------------------------------------
 # oracles
 # ----------------------------------------------------------------------
+def _total(explanation):
+    """Base value + values (+ the proxy's difference, for a median's proxy)."""
+    total = explanation.base_value + explanation.values.sum(axis=1)
+    if explanation.proxy_difference is not None:
+        total = total + explanation.proxy_difference
+    return total
+
+
 def _shapley(v, d):
     """Shapley values of a game given as a dict {sorted tuple: value}."""
     phi = np.zeros(d)
@@ -440,15 +454,23 @@ def test_mean_proxy_is_the_mean_forest_of_the_same_trees(problem, leaf_scores):
     exact = shapley_values(mean, rows, **options)
     assert proxy.algorithm == "mean_proxy" and exact.algorithm == "tree"
     assert proxy.background_per_tree == exact.background_per_tree == 34
-    np.testing.assert_allclose(proxy.values, exact.values, rtol=0, atol=1e-12)
+    # the proxy's values are the mean forest's, each row's put on the median's
+    # scale by one non-negative factor
+    factor = proxy.values.sum(axis=1) / exact.values.sum(axis=1)
+    assert np.all(factor >= 0)
+    np.testing.assert_allclose(
+        proxy.values, factor[:, None] * exact.values, rtol=0, atol=1e-9
+    )
     # the proxy's score is the mean leaf value: the mean forest's before its
     # calibration shift
     shift = mean._calibration.threshold_
     np.testing.assert_allclose(
-        proxy.scores, mean.decision_function(rows) + shift, rtol=0, atol=1e-12
+        proxy.proxy_scores, mean.decision_function(rows) + shift, rtol=0, atol=1e-12
     )
-    assert proxy.base_value == pytest.approx(exact.base_value + shift, abs=1e-12)
-    tau = kendalltau(median.decision_function(rows), proxy.scores).statistic
+    # the values, the base and the proxy's difference add up to the median's score
+    np.testing.assert_array_equal(proxy.scores, median.decision_function(rows))
+    np.testing.assert_allclose(_total(proxy), proxy.scores, rtol=0, atol=1e-9)
+    tau = kendalltau(median.decision_function(rows), proxy.proxy_scores).statistic
     assert proxy.proxy_rank_agreement == pytest.approx(tau)
     assert proxy.proxy_rank_agreement > 0.8
     assert proxy[[0, 1]].proxy_rank_agreement == proxy.proxy_rank_agreement
@@ -517,9 +539,8 @@ def test_graded_treerank_is_explained_as_its_median(problem):
     assert estimate.algorithm == "permutation"
     proxy = shapley_values(model, rows, background=background)
     assert proxy.algorithm == "mean_proxy"
-    np.testing.assert_allclose(
-        proxy.base_value + proxy.values.sum(axis=1), proxy.scores, rtol=0, atol=TOL
-    )
+    np.testing.assert_allclose(_total(proxy), proxy.scores, rtol=0, atol=TOL)
+    np.testing.assert_array_equal(proxy.scores, model.decision_function(rows))
 
 
 def test_permutation_estimate_of_a_row_does_not_depend_on_the_batch(problem):
@@ -575,13 +596,9 @@ def test_efficiency_on_every_row(problem, name, algorithm, options):
         **options,
     )
     np.testing.assert_allclose(
-        explanation.base_value + explanation.values.sum(axis=1),
-        explanation.scores,
-        rtol=0,
-        atol=1e-9,
+        _total(explanation), explanation.scores, rtol=0, atol=1e-9
     )
-    if algorithm != "mean_proxy":
-        np.testing.assert_array_equal(explanation.scores, model.decision_function(rows))
+    np.testing.assert_array_equal(explanation.scores, model.decision_function(rows))
 
 
 @pytest.mark.parametrize(("name", "algorithm", "options"), ALL_METHODS[:6])
@@ -721,8 +738,12 @@ def test_bad_arguments(problem):
     X, y = problem
     model = ADDITIVE["tree"]().fit(X, y)
     median = RankingForest(n_estimators=3, random_state=0).fit(X, y)
+    import pickle
+
+    shapley_values(model, X[:2])  # the rows kept at fit are the background
+    unpickled = pickle.loads(pickle.dumps(model))  # keeps none
     with pytest.raises(ValueError, match="needs a background sample"):
-        shapley_values(model, X[:2])
+        shapley_values(unpickled, X[:2])
     with pytest.raises(ValueError, match="feature_perturbation must be"):
         shapley_values(model, X[:2], background=X, feature_perturbation="observational")
     with pytest.raises(ValueError, match="algorithm must be"):

@@ -10,7 +10,7 @@ from sklearn.preprocessing import StandardScaler
 
 from treerank import TreeRank
 from treerank.cli import main
-from treerank.inspection import reason_codes, shapley_values
+from treerank.inspection import calibrated_score, reason_codes, shapley_values
 from treerank.model_io import load_model, save_model
 
 FEATURES = ["debt_ratio", "age", "income"]
@@ -38,7 +38,7 @@ def files(tmp_path_factory):
     frame.iloc[:40].drop(columns="default").to_csv(data, index=False)
     models = {}
     for kind, extra in (
-        ("tree", []),
+        ("tree", ["--model", "tree"]),
         ("forest", ["--model", "forest", "--n-estimators", "5"]),
         ("mean", ["--model", "forest", "--n-estimators", "5", "--aggregation", "mean"]),
     ):
@@ -109,22 +109,33 @@ def test_explain_writes_reason_codes(files, capsys, kind, algorithm):
     assert len(lines) == 40
     assert [line["applicant"] for line in lines] == list(frame.applicant[:40])
     header = list(lines[0])
-    assert header[:6] == [
+    assert header[:8] == [
         "applicant",
         "score",
+        "base",
+        "reasons_for",
         "reason_1",
         "value_1",
         "contribution_1",
         "rule_1",
     ]
     assert ("std_error_1" in header) == (algorithm == "permutation")
+    assert ("proxy_difference" in header) == (kind == "forest" and algorithm == "auto")
+    assert header[-1] in ("other_contributions", "proxy_difference")
     if kind == "forest" and algorithm == "auto":
-        assert "mean of the median's trees" in err
+        assert "average of the forest's trees" in err
+    assert {line["reasons_for"] for line in lines} == {"default = 0"}
     model = load_model(models[kind])
     X = frame.iloc[:40][FEATURES].replace("", np.nan).astype(float)
     np.testing.assert_array_equal(
-        [float(line["score"]) for line in lines], model.decision_function(X)
+        [float(line["score"]) for line in lines], calibrated_score(model, X)
     )
+    for line in lines:  # every line adds up to its score
+        parts = [line["base"], line["other_contributions"]]
+        parts += [line[f"contribution_{k}"] for k in (1, 2, 3)]
+        parts.append(line.get("proxy_difference") or "0")
+        total = sum(float(part) for part in parts if part)
+        assert total == pytest.approx(float(line["score"]), abs=1e-9)
     for line in lines:
         contributions = [
             float(line[f"contribution_{k}"])
@@ -136,9 +147,9 @@ def test_explain_writes_reason_codes(files, capsys, kind, algorithm):
         for k in (1, 2, 3):
             if line[f"reason_{k}"]:
                 assert line[f"reason_{k}"] in FEATURES
-                assert line[f"rule_{k}"].startswith(line[f"reason_{k}"]) or (
-                    " < " in line[f"rule_{k}"]
-                )
+                rule = line[f"rule_{k}"]  # empty: not tested on the row's paths
+                assert rule.startswith(line[f"reason_{k}"]) or " < " in rule or not rule
+                assert " = " not in rule
     missing = [
         line
         for line, income in zip(lines, frame.income[:40])
@@ -234,12 +245,13 @@ def test_explain_refuses_what_it_cannot_explain(files, capsys, tmp_path):
     status, _, err = _run(["explain", path, data], capsys)
     assert status == 1
     assert "explains a TreeRank or RankingForest" in err
-    # a model without the names of its features: exit 1
+    # a model without the names of its features takes the columns by position:
+    # a file with another number of columns is refused, exit 1
     bare = tmp_path / "bare.trk"
     save_model(TreeRank(random_state=0).fit(X, frame["default"]), bare)
     status, _, err = _run(["explain", bare, data], capsys)
     assert status == 1
-    assert "does not record its feature columns" in err
+    assert "taken by position" in err and "has 4 columns" in err
     # data without the model's columns: exit 1
     other = tmp_path / "other.csv"
     other.write_text("a,b\n1,2\n")

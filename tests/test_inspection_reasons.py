@@ -89,7 +89,14 @@ def test_reason_codes_are_the_most_negative_contributions(
 
 
 def _satisfies(rule, name, value):
-    """Whether a numeric value satisfies a rule text on feature ``name``."""
+    """Whether a numeric value satisfies a rule text on feature ``name``.
+
+    A rule is an interval, never an equality; an empty rule (the row's paths
+    never test the feature) is no condition.
+    """
+    assert " = " not in rule, rule
+    if not rule:
+        return True
     if rule.endswith("is missing"):
         return np.isnan(value)
     if " < " in rule and " <= " in rule:
@@ -98,9 +105,8 @@ def _satisfies(rule, name, value):
         return float(low) < value <= float(high)
     if " > " in rule:
         return value > float(rule.split(" > ")[1])
-    if " <= " in rule:
-        return value <= float(rule.split(" <= ")[1])
-    return value == pytest.approx(float(rule.split(" = ")[1]), rel=1e-5)
+    assert " <= " in rule, rule
+    return value <= float(rule.split(" <= ")[1])
 
 
 @pytest.mark.parametrize("aggregation", [None, "mean"])
@@ -126,8 +132,10 @@ def test_rules_are_met_and_keep_the_score(credit, aggregation):
         if name == "purpose":
             if rule.startswith("purpose in {"):
                 members = rule[len("purpose in {") : -1].split(", ")
-            else:
+            elif rule:
                 members = [rule.split(" = ")[1]]
+            else:  # never tested on the row's paths
+                members = [row[name].iloc[0]]
             assert row[name].iloc[0] in members
             continue
         assert _satisfies(rule, name, float(row[name].iloc[0])), rule
@@ -153,23 +161,59 @@ def test_rules_of_categories_and_missing_values(credit):
         model, rows, background=frame.iloc[:50], top=4, direction="down"
     )
     income = reasons[reasons.feature == "income"]
-    assert (income["rule"] == "income is missing").all()
+    # "is missing" where the row's paths test income, no condition elsewhere
+    assert income["rule"].isin(["income is missing", ""]).all()
+    assert (income["rule"] == "income is missing").any()
     assert (income["value"] == "missing").all()
     up = reason_codes(model, rows, background=frame.iloc[:50], top=4, direction="up")
     purposes = pd.concat([reasons, up])
     purposes = purposes[purposes.feature == "purpose"]
     assert len(purposes) > 0
-    assert purposes["rule"].str.startswith("purpose").all()
+    assert (purposes["rule"].str.startswith("purpose") | (purposes["rule"] == "")).all()
+    assert purposes["rule"].str.startswith("purpose").any()
 
 
-def test_reason_codes_of_other_splitters_state_the_value(credit):
+def test_reason_codes_of_other_splitters_have_no_rule(credit):
+    """Oblique rules are no interval on one feature: no condition is written."""
     frame, y = credit
     X = frame[["debt_ratio", "age"]].to_numpy()
     model = TreeRank(leafrank=LinearLeafRank(), max_depth=2, random_state=0)
     model.fit(X, y)
     reasons = reason_codes(model, X[:5], background=X[100:120], random_state=0)
-    for _, line in reasons.iterrows():
-        assert line["rule"] == f"{line['feature']} = {line['value']}"
+    assert len(reasons) and (reasons["rule"] == "").all()
+    assert (reasons["value"] != "").all()
+
+
+def test_a_feature_the_path_never_tests_has_no_condition(credit):
+    """Issue 39 item 8: never ``unemp = 10.6`` for an untested number."""
+    frame, y = credit
+    model = TreeRank(max_depth=1, random_state=0).fit(frame, y)  # one rule
+    rows = frame.iloc[:60]
+    explanation = shapley_values(model, rows, background=frame.iloc[300:400])
+    conditions = row_conditions(
+        model_router(model),
+        explanation.data,
+        explanation.feature_names,
+        explanation.category_labels,
+    )
+    untested = 0
+    for i in range(len(rows)):
+        for k in range(len(explanation.feature_names)):
+            rule = conditions.rule(i, k)
+            numeric = explanation.category_labels is None or (
+                explanation.category_labels[k] is None
+            )
+            if numeric:
+                assert " = " not in rule
+            tested = (
+                np.isfinite(conditions.lower[i, k])
+                or np.isfinite(conditions.upper[i, k])
+                or conditions.missing[i, k]
+            )
+            if numeric and not tested:
+                assert rule == ""
+                untested += 1
+    assert untested > 0
 
 
 def test_reason_codes_errors(credit):

@@ -12,16 +12,17 @@ import textwrap
 import pytest
 
 HEAVY = ("sklearn", "scipy", "numba", "pandas", "matplotlib", "networkx", "joblib")
+NUMERICAL = (*HEAVY, "numpy")
 
 COMMANDS = ["fit", "score", "explain", "export", "stability", "compare", "demo"]
 
 
-def _imported_after(code):
-    """Run ``code`` in a fresh interpreter; the heavy modules it imported."""
+def _imported_after(code, modules=HEAVY):
+    """Run ``code`` in a fresh interpreter; which of ``modules`` it imported."""
     script = textwrap.dedent(code) + textwrap.dedent(
         f"""
         import sys
-        print(sorted(m for m in {HEAVY!r} if m in sys.modules))
+        print(sorted(m for m in {modules!r} if m in sys.modules))
         """
     )
     result = subprocess.run(
@@ -158,3 +159,75 @@ def test_scoring_a_saved_model_imports_only_what_it_needs(tmp_path):
     )
     assert result.stdout.strip().splitlines()[-1] == "[]"
     assert (tmp_path / "s.csv").read_text().count("\n") == 201
+
+
+@pytest.mark.parametrize(
+    ("argv", "status", "message"),
+    [
+        (["fit", "{data}", "--target", "y", "--out", "{exists}"], 1, "already exists"),
+        (["fit", "{data}", "--target", "y", "--out", "-"], 2, "standard output"),
+        (
+            [
+                "fit",
+                "{data}",
+                "--target",
+                "y",
+                "--model",
+                "tree",
+                "--multipartite",
+                "stacked",
+                "--out",
+                "{new}",
+            ],
+            2,
+            "--multipartite applies",
+        ),
+        (["fit", "{missing}", "--target", "y", "--out", "{new}"], 1, "no such file"),
+        (["score", "{exists}", "{data}", "--out", "{exists}"], 1, "already exists"),
+        (["score", "{missing}", "{data}"], 1, "no such file (model file)"),
+        (["explain", "{exists}", "{data}", "--out", "{exists}"], 1, "already exists"),
+        (["explain", "{exists}", "-"], 2, "needs --background"),
+        (["demo", "--output-dir", "{folder}"], 1, "already exists and is not empty"),
+        (["demo", "--output-dir", "{exists}"], 1, "is not a folder"),
+        (
+            [
+                "explain",
+                "{exists}",
+                "{data}",
+                "--reasons-for",
+                "positive",
+                "--direction",
+                "up",
+            ],
+            2,
+            "give one",
+        ),
+    ],
+)
+def test_refusals_come_before_the_numerical_stack(tmp_path, argv, status, message):
+    """Issue 39: fit, score and explain refuse before importing numpy and co."""
+    data = tmp_path / "d.csv"
+    data.write_text("a,y\n1,0\n2,1\n")
+    exists = tmp_path / "exists.trk"
+    exists.write_text("x")
+    names = {
+        "data": data,
+        "exists": exists,
+        "new": tmp_path / "new.trk",
+        "missing": tmp_path / "missing.csv",
+        "folder": tmp_path,
+    }
+    argv = [a.format(**names) for a in argv]
+    loaded = _imported_after(
+        f"""
+        import contextlib, io
+        from treerank.cli import main
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            status = main({argv!r})
+        assert status == {status}, (status, err.getvalue())
+        assert {message!r} in err.getvalue(), err.getvalue()
+        """,
+        modules=NUMERICAL,
+    )
+    assert loaded == []

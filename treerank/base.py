@@ -25,6 +25,7 @@ __all__ = [
     "calibrate_buckets",
     "calibrated_probability",
     "decision_offset",
+    "keep_background",
     "midrank_quantiles",
     "quantile_calibration",
 ]
@@ -543,6 +544,38 @@ def check_sparse_splitter(leafrank):
         )
 
 
+MAX_KEPT_ROWS = 1000
+"""Training rows a ranker keeps at fit, the default background of its explanations."""
+
+
+def keep_background(estimator, X, sample_weight=None):
+    """Keep up to 1,000 training rows, the default background of explanations.
+
+    The rows (of positive weight) are drawn at random, with a seed of their
+    own (the fit does not depend on it), as the trees read them (category
+    codes; a sparse X stays sparse), in ``estimator._background``. They stay
+    in memory: :class:`RankingMixin` leaves them out of pickles and copies,
+    and model files do not hold them, so that a saved model does not carry
+    training rows.
+
+    Parameters
+    ----------
+    estimator : estimator
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+        The validated training rows.
+    sample_weight : array-like of shape (n_samples,) or None, default=None
+    """
+    rows = np.arange(X.shape[0])
+    if sample_weight is not None:
+        rows = rows[np.asarray(sample_weight) > 0]
+    if rows.shape[0] > MAX_KEPT_ROWS:
+        chosen = np.random.RandomState(0).choice(rows.shape[0], MAX_KEPT_ROWS, False)
+        rows = rows[np.sort(chosen)]
+    if hasattr(X, "tocsr"):
+        X = X.tocsr()
+    estimator._background = X[rows]
+
+
 class RankingMixin:
     """Mixin for bipartite rankers: ``score`` is the ROC AUC.
 
@@ -563,6 +596,12 @@ class RankingMixin:
         tags.input_tags.allow_nan = leafrank is None or _allows_nan(leafrank)
         tags.input_tags.sparse = leafrank is None or _accepts_sparse(leafrank)
         return tags
+
+    def __getstate__(self):
+        # the training rows kept for explanations stay out of pickles and copies
+        state = dict(super().__getstate__())
+        state.pop("_background", None)
+        return state
 
     def predict(self, X):
         """Class label: positive where ``decision_function(X) > 0``.

@@ -61,9 +61,13 @@ print(f"test AUC of the mean forest: {forest.score(X_test, y_test):.3f}")
 # Contributions against the training loans (the background; 1,000 of them are
 # kept, and each tree is compared with 4 of those, drawn for it): the base
 # value is their mean score, and each row's contributions add up to its score
-# minus it.
+# minus it. Here the score is decision_function, in each model's own units
+# (scale="decision"), to compare the median's own values with its proxy's
+# below; the default explains the calibrated score.
 rows = X_test.iloc[:200]
-explanation = shapley_values(forest, rows, background=X_train, random_state=0)
+explanation = shapley_values(
+    forest, rows, background=X_train, random_state=0, scale="decision"
+)
 gap = explanation.base_value + explanation.values.sum(axis=1) - explanation.scores
 print(
     f"base value {explanation.base_value:.4f}; efficiency error {np.abs(gap).max():.0e}"
@@ -94,7 +98,9 @@ median = RankingForest(n_estimators=50, random_state=0).fit(X_train, y_train)
 tau = kendalltau(median.decision_function(X_test), forest.decision_function(X_test))
 print(f"\ntest AUC of the median forest: {median.score(X_test, y_test):.3f}")
 print(f"Kendall tau between the median and mean forests' test scores: {tau[0]:.3f}")
-proxy = shapley_values(median, rows, background=X_train, random_state=0)
+proxy = shapley_values(
+    median, rows, background=X_train, random_state=0, scale="decision"
+)
 agreement = proxy.proxy_rank_agreement
 print(f"{proxy.algorithm}: rank agreement over the 200 rows {agreement:.3f}")
 
@@ -106,6 +112,7 @@ estimated = reason_codes(
     background=X_train,
     top=3,
     algorithm="permutation",
+    scale="decision",
     random_state=0,
 )
 estimated[["contribution", "std_error"]] = estimated[

@@ -172,9 +172,25 @@ def _add_columns_options(parser):
     )
 
 
-def _add_model_options(parser):
+def _add_scale_option(parser):
     parser.add_argument(
-        "--model", choices=["tree", "forest"], default="tree", help="ranker to fit"
+        "--scale",
+        choices=["calibrated", "decision"],
+        default="calibrated",
+        help="the scale of the scores: 'calibrated', the calibrated positive rate "
+        "(expected grade for more than two grades); 'decision', the model's "
+        "decision_function, in its own units (the same ranking)",
+    )
+
+
+def _add_model_options(parser, model="forest"):
+    parser.add_argument(
+        "--model",
+        choices=["forest", "tree"],
+        default=model,
+        help="ranker to fit: 'forest', a RankingForest (the most accurate, "
+        "--n-estimators trees aggregated by --aggregation), or 'tree', a single "
+        "TreeRank (readable, less accurate)",
     )
     parser.add_argument(
         "--max-depth",
@@ -283,7 +299,12 @@ def _build_parser():
         description="Score a CSV file with a saved model, in chunks of --chunk-size "
         "rows (memory does not grow with the file). Writes one row per input "
         "row: the --id columns, then 'score' (higher = ranked first), then "
-        "'probability' with --proba.",
+        "'probability' with --proba. The score is the calibrated positive rate "
+        "(for a model of more than two grades, the calibrated expected grade): "
+        "the model's calibration read as a continuous function of its ranking "
+        "score, so that it keeps the model's ranking, reads as a probability and "
+        "is comparable between models; 'treerank explain' explains the same "
+        "score.",
     )
     score.add_argument("model", help="model file written by `treerank fit`")
     score.add_argument(
@@ -300,12 +321,14 @@ def _build_parser():
         help="columns copied to the output (default: the --id columns given to "
         "`treerank fit`, if the file has them)",
     )
+    _add_scale_option(score)
     score.add_argument(
         "--proba",
         action="store_true",
-        help="also write the calibrated probability of the positive class (a "
-        "second pass of the model over each chunk); for a model of K > 2 grades, "
-        "one column probability_G per grade G",
+        help="also write the calibrated probability of the positive class, "
+        "predict_proba: a step function of the score, equal to the score at the "
+        "middle of each step (a second pass of the model over each chunk); for a "
+        "model of K > 2 grades, one column probability_G per grade G",
     )
     _add_input_options(score)
     _add_output_options(score, default="-", what="CSV file of scores")
@@ -313,14 +336,19 @@ def _build_parser():
     explain = command(
         "explain",
         "reason codes: why each row of a CSV file is ranked where it is",
-        description="For each row of a CSV file: its score and the --top features "
-        "that pull it down (or up) the most, with the row's value, the feature's "
-        "contribution (its Shapley value against a background sample) and the "
-        "condition the row met; streamed in chunks of --chunk-size rows.",
+        description="For each row of a CSV file: its score (the calibrated score "
+        "that 'treerank score' writes), the base value, and the --top features "
+        "that pull it towards the side of --reasons-for the most, with the row's "
+        "value, the feature's contribution (its Shapley value against a "
+        "background sample) and the condition the row met; then the sum of the "
+        "other features' contributions (and for a median forest the difference "
+        "between the median and the mean of its trees), so that every line adds "
+        "up to its score; streamed in chunks of --chunk-size rows.",
     )
     from treerank.cli._explain import add_explain_arguments
 
     add_explain_arguments(explain)
+    _add_scale_option(explain)
     _add_input_options(explain)
     _add_output_options(explain, default="-", what="CSV file of reason codes")
 
@@ -333,7 +361,12 @@ def _build_parser():
         help="output format (png needs --out)",
     )
     export.add_argument(
-        "--tree", type=int, default=0, help="index of the tree in a forest"
+        "--tree",
+        type=int,
+        default=None,
+        metavar="INDEX",
+        help="the tree of a forest (or of a TreeRank of more than two grades) to "
+        "export, from 0: needed for such a model, which has one tree per index",
     )
     export.add_argument(
         "--max-leaves",
@@ -361,7 +394,7 @@ def _build_parser():
     )
     _add_columns_options(stability)
     _add_input_options(stability)
-    _add_model_options(stability)
+    _add_model_options(stability, model="tree")  # 20 forests would be slow
     stability.add_argument(
         "--n-bootstrap",
         type=_positive_int,
@@ -384,7 +417,15 @@ def _build_parser():
         "a folder.",
     )
     demo.add_argument(
-        "--output-dir", default="treerank-demo", help="output folder (created)"
+        "--output-dir",
+        default="treerank-demo",
+        help="output folder (created; an existing folder that holds files is "
+        "refused without --force)",
+    )
+    demo.add_argument(
+        "--force",
+        action="store_true",
+        help="replace the files of an existing --output-dir",
     )
     demo.add_argument("--random-state", type=int, default=0, help="seed")
 
@@ -425,6 +466,11 @@ def main(argv=None):
     """
     args = _build_parser().parse_args(argv)
     try:
+        if args.command in ("fit", "score", "explain", "demo"):
+            # usage, inputs and outputs, before the numerical stack is imported
+            from treerank.cli._checks import precheck
+
+            precheck(args)
         if args.command == "demo":
             from treerank.cli._demo import run_demo
 

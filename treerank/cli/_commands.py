@@ -10,18 +10,14 @@ import sys
 
 import numpy as np
 
-from treerank.cli._csv import DECIMAL_MARKS, CsvError, CsvSource
-from treerank.cli._data import (
-    CATEGORY_KINDS,
-    category_values,
-    feature_frame,
-    read_training_data,
-)
+from treerank.cli._checks import check_output, check_readable
+from treerank.cli._csv import CsvError, CsvSource
+from treerank.cli._data import read_training_data
 from treerank.cli._text import escape, shorten
 from treerank.cli._usage import UsageError
-from treerank.utils._io import atomic_write, refuse_special_file
+from treerank.utils._io import atomic_write
 
-__all__ = ["cmd_export", "cmd_fit", "cmd_score", "cmd_stability"]
+__all__ = ["check_output", "cmd_export", "cmd_fit", "cmd_score", "cmd_stability"]
 
 
 def _say(text):
@@ -30,48 +26,6 @@ def _say(text):
 
 def _usage_error(message):
     return UsageError(message)
-
-
-def check_output(path, *, force, mkdir):
-    """Refuse an output that exists (without ``--force``) or has no folder.
-
-    Done before any work, so that a long fit does not end in a refusal; the
-    folder is only created with ``--mkdir``.
-    """
-    if path is None or path == "-":
-        return
-    shown = escape(path)
-    if os.path.isdir(path):
-        raise IsADirectoryError(f"--out {shown} is a directory.")
-    refuse_special_file(path)  # a link, pipe or device is never replaced
-    if os.path.lexists(path) and not force:
-        raise FileExistsError(f"{shown} already exists (use --force to overwrite).")
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        if os.path.exists(folder):
-            raise NotADirectoryError(
-                f"cannot write {shown}: {escape(folder)} is a file."
-            )
-        if not mkdir:
-            raise FileNotFoundError(
-                f"cannot write {shown}: the folder {escape(folder)} does not exist "
-                "(pass --mkdir to create it)."
-            )
-        os.makedirs(folder)
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise PermissionError(
-            f"cannot write {shown}: permission denied in {escape(folder)}."
-        )
-
-
-def _check_readable(path, what):
-    shown = escape(path)
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"{shown}: no such file ({what}).")
-    if os.path.isdir(path):
-        raise IsADirectoryError(f"{shown} is a directory, not a {what}.")
-    if not os.access(path, os.R_OK):
-        raise PermissionError(f"{shown}: permission denied (cannot read the {what}).")
 
 
 def _build_model(args):
@@ -183,6 +137,16 @@ def _read(args):
             n_rows=args.chunk_size,
         )
         data.decimal = source.decimal
+    for notice in data.notices:
+        _say(notice)
+    if args.positive is not None and len(data.negative_values) > 1:
+        _say(
+            f"--positive {shorten(args.positive)}: {int(data.y.sum())} rows are "
+            f"positive; the {len(data.negative_values)} other values of "
+            f"{shorten(args.target)} are all counted as negative: "
+            + ", ".join(shorten(v) for v in data.negative_values[:10])
+            + (" ..." if len(data.negative_values) > 10 else "")
+        )
     if data.categorical:
         _say(f"categorical features: {_describe_categorical(data)}")
     if data.categorical and args.splitter != "axis":
@@ -264,6 +228,8 @@ def cmd_fit(args):
         "decimal": data.decimal,
         "target": args.target,
         "positive": args.positive,
+        "positive_value": data.positive_value,
+        "negative_values": data.negative_values,
         "id_columns": list(args.id),
     }
     save_model(model, args.out, metadata=metadata, overwrite=args.force)
@@ -289,7 +255,7 @@ def _load(path):
 
     if path == "-":
         raise _usage_error("the model cannot be read from standard input.")
-    _check_readable(path, "model file")
+    check_readable(path, "model file")
     return load_model(path, with_metadata=True)
 
 
@@ -303,50 +269,7 @@ def text_output(path, force):
             yield handle
 
 
-def _saved_columns(path, metadata):
-    """Feature columns, categorical kinds and decimal mark from a model's metadata.
-
-    The metadata of a model file is the writer's: anything but what
-    ``treerank fit`` writes is refused with a message.
-    """
-    metadata = metadata if isinstance(metadata, dict) else {}
-    features = metadata.get("features")
-    if (
-        not isinstance(features, list)
-        or not features
-        or not all(isinstance(name, str) for name in features)
-    ):
-        raise CsvError(
-            f"{escape(path)} does not record its feature columns (it was not "
-            "written by `treerank fit`); score it from Python instead."
-        )
-    categorical = metadata.get("categorical") or {}
-    decimal = metadata.get("decimal", ".")
-    if (
-        not isinstance(categorical, dict)
-        or any(
-            name not in features or kind not in CATEGORY_KINDS
-            for name, kind in categorical.items()
-        )
-        or decimal not in DECIMAL_MARKS
-    ):
-        raise CsvError(
-            f"{escape(path)}: its metadata describes the columns in a way `treerank "
-            "fit` does not write (categorical columns or decimal mark); score it "
-            "from Python instead."
-        )
-    return features, categorical, decimal
-
-
-def _score_columns(args, source, features, metadata, model):
-    missing = [name for name in features if name not in source.header]
-    if missing:
-        shown = ", ".join(shorten(name) for name in missing[:10])
-        raise CsvError(
-            f"{source.name} lacks the model's feature columns [{shown}"
-            f"{', ...' if len(missing) > 10 else ''}]; its columns are "
-            f"{source.describe_columns()}."
-        )
+def _score_columns(args, source, metadata, model):
     if args.id is not None:
         ids = list(args.id)
         for name in ids:
@@ -403,91 +326,42 @@ def _first_missing_cell(X, features, first_line):
     return first_line + int(rows[0]), features[int(cols[0])]
 
 
-def _feature_columns(source, columns, features, categorical, ids, first_line):
-    """The features of a chunk; those also read as ids are parsed from their text."""
-    from treerank.cli._csv import MISSING_MARKERS
-
-    values = {}
-    for name in features:
-        column = columns[name]
-        if name not in ids:
-            values[name] = column
-            continue
-        missing = np.isin(column, MISSING_MARKERS)
-        if name in categorical:
-            values[name] = np.where(missing, None, column)
-            continue
-        missing = np.isin(column, MISSING_MARKERS)
-        numbers = source.to_numbers(np.where(missing, None, column))
-        bad = np.flatnonzero(np.isnan(numbers) & ~missing)
-        if bad.shape[0]:
-            raise CsvError(
-                f"{source.name}, line {first_line + int(bad[0])}, column "
-                f"{shorten(name)}: {source.not_a_number(column[bad[0]])}"
-            )
-        infinite = np.flatnonzero(np.isinf(numbers))
-        if infinite.shape[0]:
-            raise CsvError(
-                f"{source.name}, line {first_line + int(infinite[0])}, column "
-                f"{shorten(name)}: infinite value {shorten(column[infinite[0]])}."
-            )
-        values[name] = numbers
-    return values
-
-
 def cmd_score(args):
+    from treerank.cli._columns import model_columns
+    from treerank.inspection._scale import score_scale
+
     check_output(args.out, force=args.force, mkdir=args.mkdir)
     model, metadata = _load(args.model)
-    features, categorical, decimal = _saved_columns(args.model, metadata)
-    # a model fitted on named columns is given them (no feature-name warning);
-    # older files were fitted on an array
-    named = hasattr(model, "feature_names_in_")
+    metadata = metadata if isinstance(metadata, dict) else {}
+    columns = model_columns(args.model, model, metadata)
+    scale = score_scale(model, args.scale)
     n_rows = 0
-    n_rows = 0
-    with CsvSource(
-        args.data,
-        delimiter=args.delimiter,
-        decimal=args.decimal,
-        default_decimal=decimal,
-        max_line_bytes=args.max_line_size,
-    ) as source:
-        ids, outputs = _score_columns(args, source, features, metadata, model)
-        # a feature carried to the output as an id is read once, as text
-        numeric = [n for n in features if n not in categorical and n not in ids]
+    with columns.source(args.data, args) as source:
+        ids, outputs = _score_columns(args, source, metadata, model)
+        notice = columns.bind(source, ids)
+        if notice:
+            _say(notice)
         with text_output(args.out, args.force) as handle:
             header = True
-            for first_line, columns in source.chunks(
-                numeric,
-                text_columns=ids,
-                categorical_columns=[n for n in categorical if n not in ids],
-                n_rows=args.chunk_size,
-            ):
-                values = _feature_columns(
-                    source, columns, features, categorical, ids, first_line
-                )
-                for name, kind in categorical.items():
-                    values[name] = category_values(source, values[name], kind)
-                X = feature_frame(values, features, categorical)
-                if not named:
-                    X = X.to_numpy(dtype=object if categorical else np.float64)
+            for first_line, text, X in columns.chunks(source, ids, args.chunk_size):
                 try:
-                    scores = model.decision_function(X)
+                    scores = scale(model.decision_function(X))
                     proba = model.predict_proba(X) if args.proba else None
                     if proba is not None and proba.shape[1] == 2:
                         proba = proba[:, 1:]  # the positive class
                 except ValueError as exc:
-                    where = _first_missing_cell(X, features, first_line)
+                    where = _first_missing_cell(X, columns.features, first_line)
                     raise _missing_hint(exc, source.name, where) from None
                 if header:
                     handle.write(format_rows([[name] for name in [*ids, *outputs]], []))
                     header = False
                 numbers = [scores] if proba is None else [scores, *proba.T]
-                handle.write(format_rows([columns[name] for name in ids], numbers))
+                handle.write(format_rows([text[name] for name in ids], numbers))
                 n_rows += X.shape[0]
             if header:
                 raise CsvError(f"{source.name} has a header but no data rows.")
     destination = "standard output" if args.out == "-" else escape(args.out)
-    _say(f"{n_rows} scores written to {destination}")
+    _say(f"{n_rows} scores written to {destination} ({scale.name})")
     return 0
 
 
@@ -497,10 +371,16 @@ def _export_target(model, tree_index):
     # a TreeRank of K > 2 grades is K - 1 threshold trees, exported one by one
     if isinstance(model, RankingForest) or len(model.classes_) > 2:
         last = len(model.estimators_) - 1
+        what = "a forest" if isinstance(model, RankingForest) else "a graded TreeRank"
+        if tree_index is None:
+            raise _usage_error(
+                f"the model is {what} of {last + 1} trees, and export writes one "
+                f"tree: pass --tree INDEX (0 to {last}) to say which."
+            )
         if not 0 <= tree_index <= last:
             raise _usage_error(f"--tree must be in [0, {last}]; got {tree_index}.")
         return model.estimators_[tree_index]
-    if tree_index != 0:
+    if tree_index not in (None, 0):
         raise _usage_error(
             "--tree applies to forests and TreeRanks of more than two grades only."
         )

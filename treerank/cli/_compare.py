@@ -35,6 +35,13 @@ def add_compare_arguments(parser):
     parser.add_argument("data", help="CSV file with a header row ('-': standard input)")
     parser.add_argument("--label", required=True, help="name of the label column")
     parser.add_argument(
+        "--positive",
+        default=None,
+        help="label value of the positive class (needed for a text label; "
+        "every other value is negative); without it the labels must be numbers "
+        "(binary labels or graded relevance)",
+    )
+    parser.add_argument(
         "--qid",
         default=None,
         help="name of the query-id column (without it the whole file is one ranking)",
@@ -109,10 +116,10 @@ def _read_columns(args, source, models):
     """Scores, labels and query ids, read in chunks through the CSV reader."""
     import numpy as np
 
-    from treerank.cli._csv import CsvError
+    from treerank.cli._csv import MISSING_MARKERS, CsvError
 
-    numeric = [*models, args.label]
-    text = [] if args.qid is None else [args.qid]
+    numeric = list(models)
+    text = [args.label] if args.qid is None else [args.label, args.qid]
     parts = {name: [] for name in numeric + text}
     for first_line, chunk in source.chunks(
         numeric, text_columns=text, n_rows=args.chunk_size
@@ -125,11 +132,56 @@ def _read_columns(args, source, models):
                     f"{shorten(name)}: missing value (scores and labels must "
                     "all be present)."
                 )
+        missing = np.flatnonzero(np.isin(chunk[args.label], MISSING_MARKERS))
+        if missing.shape[0]:
+            raise CsvError(
+                f"{source.name}, line {first_line + int(missing[0])}, column "
+                f"{shorten(args.label)}: missing value (scores and labels must "
+                "all be present)."
+            )
         for name, values in chunk.items():
             parts[name].append(values)
     if not parts[args.label]:
         raise CsvError(f"{source.name} has a header but no data rows.")
-    return {name: np.concatenate(values) for name, values in parts.items()}
+    columns = {name: np.concatenate(values) for name, values in parts.items()}
+    columns[args.label] = _labels(args, source, columns[args.label])
+    return columns
+
+
+def _labels(args, source, raw):
+    """The labels as numbers: ``raw == --positive``, or the numbers written."""
+    import numpy as np
+
+    from treerank.cli._csv import CsvError
+
+    label = shorten(args.label)
+    values = sorted(set(raw.tolist()))
+    shown = ", ".join(shorten(v) for v in values[:10])
+    shown += f" and {len(values) - 10} more" if len(values) > 10 else ""
+    if args.positive is not None:
+        y = (raw == args.positive).astype(np.float64)
+        if not y.any():
+            raise CsvError(
+                f"{source.name}: no row has {label} == {shorten(args.positive)} "
+                f"(the --positive value); the values of {label} are {shown}."
+            )
+        negatives = [v for v in values if v != args.positive]
+        if len(negatives) > 1:
+            print(
+                f"--positive {shorten(args.positive)}: the {len(negatives)} other "
+                f"values of {label} are all counted as negative: "
+                + ", ".join(shorten(v) for v in negatives[:10]),
+                file=sys.stderr,
+            )
+        return y
+    numbers = source.to_numbers(raw.astype(object))
+    if not np.all(np.isfinite(numbers)):
+        raise CsvError(
+            f"{source.name}: the label column {label} is not numeric (its values "
+            f"are {shown}); pass --positive LABEL to say which value is the "
+            "positive class."
+        )
+    return numbers
 
 
 def run_compare(args):

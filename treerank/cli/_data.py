@@ -57,12 +57,22 @@ class TrainingData:
         (``"text"`` or ``"number"``), in feature order.
     first_missing : tuple of (int, str) or None
         Line and column of the first missing feature value.
+    positive_value : str or None
+        The target's value counted as positive (None for grades).
+    negative_values : list of str
+        The target's values counted as negative (empty for grades).
+    notices : list of str
+        What was decided without being asked: columns left out (empty,
+        constant), columns that look like row identifiers.
     """
 
     def __init__(self, X, y, features, first_missing, categorical=None):
         self.X, self.y, self.features = X, y, features
         self.first_missing = first_missing
         self.categorical = {} if categorical is None else categorical
+        self.positive_value = None
+        self.negative_values = []
+        self.notices = []
 
 
 def select_features(source, *, target=None, ids=(), drop=(), features=None):
@@ -255,7 +265,19 @@ def feature_frame(columns, features, categorical):
     return pd.DataFrame(data, columns=features, copy=False)
 
 
+def _value_list(values, limit=10):
+    """``'no', 'maybe'`` for a message: escaped, at most ``limit`` values."""
+    shown = ", ".join(shorten(v) for v in values[:limit])
+    return shown + (f" and {len(values) - limit} more" if len(values) > limit else "")
+
+
 def _labels(source, raw, lines, target, positive):
+    """The labels of the rows, and the target's values on each side.
+
+    Returns ``(y, positive_value, negative_values)``: the text of the value
+    counted as positive and of those counted as negative (None and [] for
+    grades).
+    """
     missing = np.flatnonzero(np.isin(raw, ("", "NA", "NaN", "nan", "null", "None")))
     if missing.shape[0]:
         row = int(missing[0])
@@ -266,18 +288,23 @@ def _labels(source, raw, lines, target, positive):
     if positive is not None:
         y = (raw == positive).astype(int)
         if not y.any():
+            values = sorted(set(raw.tolist()))
+            close = [v for v in values if v.strip().lower() == positive.strip().lower()]
+            hint = f" (did you mean {shorten(close[0])}?)" if close else ""
             raise CsvError(
                 f"{source.name}: no row has {escape(target)} == "
-                f"{shorten(positive)} (the --positive value)."
+                f"{shorten(positive)} (the --positive value){hint}; the values of "
+                f"{shorten(target)} are {_value_list(values)}."
             )
-        return y
+        negatives = sorted(set(raw[y == 0].tolist()))
+        return y, positive, negatives
     try:
         values = raw.astype(np.float64)
     except ValueError:
-        levels = ", ".join(shorten(v) for v in sorted(set(raw.tolist()))[:5])
+        levels = sorted(set(raw.tolist()))
         raise CsvError(
             f"{source.name}: the target column {shorten(target)} is not numeric "
-            f"(values such as [{levels}]); pass --positive LABEL to say "
+            f"(its values are {_value_list(levels)}); pass --positive LABEL to say "
             "which value is the positive class."
         ) from None
     bad = np.flatnonzero(~np.isfinite(values))
@@ -296,8 +323,11 @@ def _labels(source, raw, lines, target, positive):
                 "target); ranking needs two classes or ordered integer grades (or "
                 "use --positive LABEL)."
             )
-        return values.astype(np.int64)  # ordered grades: multipartite ranking
-    return (values == levels[-1]).astype(int)
+        return values.astype(np.int64), None, []  # ordered grades: multipartite
+    y = (values == levels[-1]).astype(int)
+    positive_text = str(raw[np.argmax(y)]) if y.any() else None
+    negatives = [str(raw[np.argmin(y)])] if not y.all() else []
+    return y, positive_text, negatives
 
 
 def _check_kind_options(source, names, categorical, numeric):
@@ -380,7 +410,7 @@ def read_training_data(
         raise CsvError(f"{source.name} has a header but no data rows.")
     raw = np.concatenate(labels)
     lines = np.concatenate(lines)
-    y = _labels(source, raw, lines, target, positive)
+    y, positive_value, negative_values = _labels(source, raw, lines, target, positive)
     if np.unique(y).shape[0] < 2:
         raise CsvError(
             f"{source.name}: the target column {shorten(target)} has a single "
@@ -398,5 +428,98 @@ def read_training_data(
             _category_count_check(source, name, values[name])
             kinds[name] = kind
         del parts[name]
+    names, notices = _uninformative_columns(source, names, values, kinds)
+    notices += _id_like_columns(names, values, kinds)
     X = feature_frame(values, names, kinds)
-    return TrainingData(X, y, names, _first_missing(X, lines), kinds)
+    data = TrainingData(X, y, names, _first_missing(X, lines), kinds)
+    data.positive_value, data.negative_values = positive_value, negative_values
+    data.notices = notices
+    return data
+
+
+def _names(columns):
+    return ", ".join(shorten(name) for name in columns)
+
+
+def _uninformative_columns(source, names, values, kinds):
+    """Leave out the empty and constant feature columns; a notice of each kind.
+
+    An empty column (every value missing) and a constant one (one value, none
+    missing) cannot order the rows. Returns the remaining names and the
+    notices.
+    """
+    import pandas as pd
+
+    empty, constant = [], []
+    for name in names:
+        column = values[name]
+        present = ~pd.isna(pd.Series(column, dtype=object)).to_numpy()
+        if not present.any():
+            empty.append(name)
+        elif present.all() and pd.unique(column).shape[0] == 1:
+            constant.append(name)
+    notices = []
+    if empty:
+        notices.append(
+            f"left out {len(empty)} empty column{'s' if len(empty) > 1 else ''} "
+            f"(no value in any row): {_names(empty)}"
+        )
+    if constant:
+        notices.append(
+            f"left out {len(constant)} constant column"
+            f"{'s' if len(constant) > 1 else ''} (the same value in every row): "
+            f"{_names(constant)}"
+        )
+    dropped = set(empty) | set(constant)
+    kept = [name for name in names if name not in dropped]
+    if not kept:
+        raise CsvError(
+            f"{source.name}: no feature column is left once the empty and constant "
+            f"ones are left out ({_names(sorted(dropped))})."
+        )
+    for name in dropped:
+        values.pop(name)
+        kinds.pop(name, None)
+    return kept, notices
+
+
+ID_NAMES = ("", "id", "rownames", "unnamed: 0", "index", "rowid", "row_id")
+"""Column names (lowercase) that usually hold a row identifier."""
+
+
+def _id_like_columns(names, values, kinds):
+    """Notices of feature columns that look like row identifiers.
+
+    A column named like an index (``rownames``, ``id``, ``Unnamed: 0``, an
+    empty name, ...) or holding distinct integers that count the rows (each
+    row's value one more than the previous one's, or a permutation of
+    consecutive integers) identifies rows: used as a feature, it lets the
+    model learn the file's order.
+    """
+    notices = []
+    for name in names:
+        why = None
+        if name.strip().lower() in ID_NAMES:
+            why = "its name is an identifier's"
+        elif name not in kinds:
+            column = values[name]
+            finite = np.isfinite(column)
+            if (
+                column.shape[0] >= 20
+                and finite.all()
+                and np.all(column == np.round(column))
+                and np.unique(column).shape[0] == column.shape[0]
+                and (
+                    np.all(np.diff(column) > 0)
+                    or column.max() - column.min() + 1 == column.shape[0]
+                )
+            ):
+                why = "distinct integers that number the rows"
+        if why is not None:
+            shown = escape(name)
+            notices.append(
+                f"column {shorten(name)} looks like a row identifier ({why}) and "
+                f"is used as a feature: pass --id {shown} to carry it to the "
+                f"scores instead, or --drop {shown} to leave it out"
+            )
+    return notices

@@ -23,7 +23,7 @@ from treerank.aggregation._background_compilation import start_background_compil
 from treerank.aggregation._kemeny import METHODS as KEMENY_METHODS
 from treerank.aggregation._kernels import _use_compiled
 from treerank.aggregation._tree_aggregate import TreeAggregate
-from treerank.base import check_sparse_splitter
+from treerank.base import check_sparse_splitter, keep_background
 from treerank.engine import merge_identical_rows, route_binned
 from treerank.ensemble._multipartite import fit_graded_forest
 from treerank.metrics._roc import roc_auc_score
@@ -572,6 +572,7 @@ default=None
         y01, self.classes_, sample_weight = check_training_target(
             y, sample_weight, X.shape[0]
         )
+        keep_background(self, X, sample_weight)
         rng = check_random_state(self.random_state)
         leaf_ranks, aggregation_seed = self._grow_trees(
             X, [y01], np.zeros(self.n_estimators, dtype=np.intp), sample_weight, rng

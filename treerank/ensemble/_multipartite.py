@@ -25,6 +25,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from treerank.aggregation._tree_aggregate import aggregate_graded
+from treerank.base import keep_background
 from treerank.utils._categorical import feature_matrix
 from treerank.utils._graded_target import (
     check_graded_training_target,
@@ -67,6 +68,7 @@ def fit_graded_forest(forest, X, y, sample_weight):
     codes, grades, sample_weight = check_graded_training_target(
         y, sample_weight, X.shape[0]
     )
+    keep_background(forest, X, sample_weight)
     rng = check_random_state(forest.random_state)
     if forest.multipartite == "stacked":
         leaf_ranks, aggregation_seed = _grow_stacked_trees(

@@ -27,6 +27,7 @@ from treerank._lazy import lazy_module_attributes
 
 _LOCATIONS = {
     "Explanation": "treerank.inspection._explanation",
+    "calibrated_score": "treerank.inspection._scale",
     "reason_codes": "treerank.inspection._reason_codes",
     "shapley_values": "treerank.inspection._shapley",
 }

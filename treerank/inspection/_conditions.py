@@ -13,6 +13,8 @@ as a rule
 ("debt_ratio > 0.43", "0.2 < age <= 0.5", "purpose in {car, education}",
 "income is missing"), is the condition the row met on the feature. In a
 forest of many trees it is narrow: it is where the row's score is constant.
+A feature that the row's paths never test has no condition (an empty rule):
+never a value written as an equality.
 """
 
 # Authors: The treerank developers
@@ -133,16 +135,22 @@ class RowConditions:
         Returns
         -------
         rule : str
+            An interval (``"0.2 < age <= 0.5"``, ``"age > 0.2"``), a set of
+            categories (``"purpose in {car, education}"``, or ``"purpose =
+            car"`` for one), ``"income is missing"``; empty when the row's
+            paths never test the feature (its contribution then comes from
+            the background rows' paths only) or the model has no decision
+            graph.
         """
+        if self.lower is None:  # no decision graph: no interval to state
+            return ""
         name = self.feature_names[feature]
         value = self.data[row, feature]
         labels = self._labels(feature)
         if value != value or (labels is not None and not 0 <= int(value) < len(labels)):
-            return f"{name} is missing"
+            return f"{name} is missing" if self.missing[row, feature] else ""
         if labels is not None:
             return self._category_rule(row, feature, name, labels)
-        if self.lower is None:
-            return f"{name} = {_number(value)}"
         low, high = self.lower[row, feature], self.upper[row, feature]
         if np.isfinite(low) and np.isfinite(high):
             return (
@@ -152,17 +160,19 @@ class RowConditions:
             return f"{name} > {_bound(low, value, False)}"
         if np.isfinite(high):
             return f"{name} <= {_bound(high, value, True)}"
-        return f"{name} = {_number(value)}"
+        return ""  # the row's paths never test the feature
 
     def _category_rule(self, row, feature, name, labels):
         code = int(self.data[row, feature])
-        if self.allowed is None:
-            return f"{name} = {labels[code]}"
+        if self.allowed is None:  # no categorical decision in the model
+            return ""
         words = self.allowed[row, feature]
         members = [
             c for c in range(len(labels)) if (int(words[c >> 6]) >> (c & 63)) & 1
         ]
-        if len(members) <= 1 or len(members) == len(labels):
+        if len(members) == len(labels):  # never tested on the row's paths
+            return ""
+        if len(members) <= 1:
             return f"{name} = {labels[code]}"
         return f"{name} in {{{', '.join(str(labels[c]) for c in members)}}}"
 
@@ -174,7 +184,7 @@ def row_conditions(tree_sum_or_router, data, feature_names, category_labels):
     ----------
     tree_sum_or_router : Router or None
         The decision graphs of the model's trees (None for trees of other
-        splitters: the rules then state the values).
+        splitters: there are then no rules).
     data : ndarray of float64 of shape (n_samples, n_features)
     feature_names : list of str
     category_labels : list or None

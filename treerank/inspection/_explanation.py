@@ -5,17 +5,22 @@
 
 import numpy as np
 
-__all__ = ["Explanation"]
+__all__ = ["PROXY_TERM", "Explanation"]
+
+PROXY_TERM = "(median vs. mean of its trees)"
+"""The name of ``proxy_difference`` where it is shown as a term of its own."""
 
 
 class Explanation:
     """Shapley values of a ranker's score for some rows, and how they were found.
 
     For every row, ``base_value + values[i].sum()`` equals the row's score
-    ``scores[i]`` (efficiency; ``decision_function(X)[i]``, or the proxy's
-    score for ``algorithm="mean_proxy"``): each value is the part of the
-    row's departure from the base value that its feature accounts for.
-    Returned by :func:`~treerank.inspection.shapley_values`.
+    ``scores[i]`` (efficiency; the calibrated score, or ``decision_function``
+    with ``scale="decision"``), plus ``proxy_difference[i]`` for a Kendall
+    median explained by its mean proxy (:meth:`total` adds them up): each
+    value is the part of the row's departure from the base value that its
+    feature accounts for. Returned by
+    :func:`~treerank.inspection.shapley_values`.
 
     Parameters
     ----------
@@ -24,10 +29,11 @@ class Explanation:
     base_value : float
         The value of the empty coalition: the mean score of the background
         rows (interventional form) or the training-mass weighted mean leaf
-        value (path-dependent form).
+        value (path-dependent form); for a forest's sum of trees or a mean
+        proxy put on the calibrated scale, the calibrated score of that
+        mean.
     scores : ndarray of shape (n_samples,)
-        The rows' scores, ``decision_function(X)`` (for "mean_proxy", the
-        proxy's: the mean leaf score of the trees).
+        The rows' scores on the scale explained (``scale``).
     data : ndarray of float64 of shape (n_samples, n_features)
         The rows as the trees read them (category codes in categorical
         columns, NaN for missing values; a sparse X densified).
@@ -66,12 +72,24 @@ default=None
     proxy_rank_agreement : float or None, default=None
         For "mean_proxy": Kendall's tau between the model's scores and the
         proxy's over the explained rows (None for one row).
+    scale : str, default="decision_function"
+        What ``scores`` are: "calibrated positive rate", "calibrated expected
+        grade" or "decision_function".
+    proxy_difference : ndarray of shape (n_samples,) or None, default=None
+        For "mean_proxy": the model's score minus its proxy's, on the scale
+        of ``scores`` (the proxy mapped onto the median's score of the same
+        training quantile): the part of each score the values do not
+        account for. None otherwise.
+    proxy_scores : ndarray of shape (n_samples,) or None, default=None
+        For "mean_proxy": the proxy's own scores (the mean leaf score of the
+        trees, in [0, 1]).
 
     Attributes
     ----------
     values, base_value, scores, data, feature_names, feature_perturbation, \
 algorithm, std_errors, background_std_errors, n_background, \
-background_per_tree, proxy_rank_agreement, category_labels
+background_per_tree, proxy_rank_agreement, category_labels, scale, \
+proxy_difference, proxy_scores
         As given.
 
     Examples
@@ -100,6 +118,9 @@ background_per_tree, proxy_rank_agreement, category_labels
         category_labels=None,
         background_per_tree=None,
         proxy_rank_agreement=None,
+        scale="decision_function",
+        proxy_difference=None,
+        proxy_scores=None,
     ):
         self.values = values
         self.base_value = float(base_value)
@@ -114,6 +135,9 @@ background_per_tree, proxy_rank_agreement, category_labels
         self.category_labels = category_labels
         self.background_per_tree = background_per_tree
         self.proxy_rank_agreement = proxy_rank_agreement
+        self.scale = scale
+        self.proxy_difference = proxy_difference
+        self.proxy_scores = proxy_scores
 
     @property
     def shape(self):
@@ -156,6 +180,9 @@ background_per_tree, proxy_rank_agreement, category_labels
             category_labels=self.category_labels,
             background_per_tree=self.background_per_tree,
             proxy_rank_agreement=self.proxy_rank_agreement,
+            scale=self.scale,
+            proxy_difference=pick(self.proxy_difference),
+            proxy_scores=pick(self.proxy_scores),
         )
 
     def __repr__(self):
@@ -201,6 +228,78 @@ background_per_tree, proxy_rank_agreement, category_labels
             code = int(value)
             return str(labels[code]) if 0 <= code < len(labels) else "missing"
         return f"{value:.6g}"
+
+    def total(self):
+        """Each row's base value + values (+ ``proxy_difference``): its score.
+
+        Returns
+        -------
+        total : ndarray of shape (n_samples,)
+            Equal to ``scores`` (to rounding).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from treerank.inspection import Explanation
+        >>> e = Explanation(np.array([[0.5, -0.25]]), 1.0, np.array([1.5]),
+        ...                 np.zeros((1, 2)), ["a", "b"], "interventional",
+        ...                 "mean_proxy", proxy_difference=np.array([0.25]))
+        >>> e.total()
+        array([1.5])
+        """
+        total = self.base_value + self.values.sum(axis=1)
+        if self.proxy_difference is not None:
+            total = total + self.proxy_difference
+        return total
+
+    def to_shap(self):
+        """The explanation as a ``shap.Explanation``, for shap's plots.
+
+        ``shap.plots.waterfall(explanation.to_shap()[0])``,
+        ``shap.plots.beeswarm(explanation.to_shap())`` and the other plots of
+        shap take it: the values, the base value of every row, the rows (the
+        numbers the trees read: category codes, NaN when missing) and their
+        display values (category labels, "missing"). For a median explained
+        by its mean proxy, ``proxy_difference`` is one more column, named
+        "(median vs. mean of its trees)" (its data 0, displayed empty), so
+        that every row adds up to its score as shap's plots expect. Needs
+        shap (``pip install "scikit-treerank[explain]"``).
+
+        Returns
+        -------
+        explanation : shap.Explanation
+
+        Raises
+        ------
+        ImportError
+            If shap is not installed.
+        """
+        try:
+            import shap
+        except ImportError:
+            raise ImportError(
+                "Explanation.to_shap needs the shap package: pip install shap "
+                "(or the 'explain' extra of scikit-treerank)."
+            ) from None
+        n_rows, n_features = self.values.shape
+        values, data = self.values, self.data
+        names = list(self.feature_names)
+        shown = np.empty((n_rows, n_features), dtype=object)
+        for i in range(n_rows):
+            for k in range(n_features):
+                shown[i, k] = self.display_value(i, k)
+        if self.proxy_difference is not None:
+            values = np.column_stack([values, self.proxy_difference])
+            data = np.column_stack([data, np.zeros(n_rows)])
+            shown = np.column_stack([shown, np.full(n_rows, "", dtype=object)])
+            names.append(PROXY_TERM)
+        return shap.Explanation(
+            values=np.asarray(values, dtype=np.float64),
+            base_values=np.full(n_rows, self.base_value),
+            data=np.asarray(data, dtype=np.float64),
+            display_data=shown,
+            feature_names=names,
+        )
 
     def mean_abs(self):
         """Mean absolute contribution of each feature over the rows.

@@ -299,7 +299,7 @@ class TreeSum:
         return self.constant + total
 
 
-def tree_sum(estimator, *, proxy=False):
+def tree_sum(estimator, *, proxy=False, leaf_map=None):
     """The :class:`TreeSum` of an additive model grown by the engine.
 
     Parameters
@@ -310,6 +310,10 @@ def tree_sum(estimator, *, proxy=False):
     proxy : bool, default=False
         Sum the median's trees as their mean does
         (:func:`mean_proxy_leaf_values`).
+    leaf_map : callable or None, default=None
+        For a single tree (a TreeRank on two classes): a function applied to
+        its leaf scores, so that the sum is ``leaf_map(decision_function)``
+        (a function of the leaf is a sum over one tree).
 
     Returns
     -------
@@ -321,6 +325,10 @@ def tree_sum(estimator, *, proxy=False):
         values, constant = mean_proxy_leaf_values(model)
     else:
         values, constant = tree_leaf_values(model)
+    if leaf_map is not None:
+        if len(values) != 1:
+            raise ValueError("leaf_map applies to a model of a single tree.")
+        values, constant = [np.asarray(leaf_map(values[0] + constant))], 0.0
     structures = [tree.tree_ for tree in trees]
     masses = [
         (s.n_pos[s.leaves] + s.n_neg[s.leaves]).astype(np.float64) for s in structures

@@ -27,8 +27,11 @@ def plot_waterfall(explanation, row=0, *, max_display=10, ax=None):
     Bars start at the base value (the mean score of the background rows, for
     the interventional form) and add the contributions of the features, the
     largest in absolute value at the top; the features beyond
-    ``max_display - 1`` are gathered in one bar. The last bar ends at the
-    row's score. Each feature is labelled with the row's value.
+    ``max_display - 1`` are gathered in one bar, and for a median explained
+    by its mean proxy a last bar is its ``proxy_difference``. The last bar
+    ends at the row's score, on the scale of the explanation (the calibrated
+    score by default). Each feature is labelled with the row's value; the
+    axis covers the base value, the bars and their value labels.
 
     Parameters
     ----------
@@ -64,11 +67,15 @@ def plot_waterfall(explanation, row=0, *, max_display=10, ax=None):
     n_rows = len(explanation)
     if isinstance(row, bool) or not isinstance(row, Integral) or not 0 <= row < n_rows:
         raise ValueError(f"row must be an integer in [0, {n_rows}); got {row!r}.")
+    from treerank.inspection._explanation import PROXY_TERM
+
     values = explanation.values[row]
     order = np.argsort(-np.abs(values), kind="stable")
     order = order[values[order] != 0]  # features with no contribution
-    if order.shape[0] > max_display:
-        shown, rest = order[: max_display - 1], order[max_display - 1 :]
+    proxy = explanation.proxy_difference
+    room = max_display - (proxy is not None)
+    if order.shape[0] > room:
+        shown, rest = order[: max(room - 1, 0)], order[max(room - 1, 0) :]
     else:
         shown, rest = order, order[:0]
     labels = [
@@ -79,12 +86,23 @@ def plot_waterfall(explanation, row=0, *, max_display=10, ax=None):
     if rest.shape[0]:
         labels.append(f"{rest.shape[0]} other features")
         amounts.append(float(values[rest].sum()))
+    if proxy is not None:  # the median's score minus its proxy's
+        labels.append(PROXY_TERM)
+        amounts.append(float(proxy[row]))
     if ax is None:
-        _, ax = plt.subplots(figsize=(7, 0.45 * len(labels) + 1.6))
-    start = explanation.base_value + np.concatenate([[0.0], np.cumsum(amounts)[:-1]])
+        _, ax = plt.subplots(figsize=(7.5, 0.45 * len(labels) + 1.6))
+    base = explanation.base_value
+    start = base + np.concatenate([[0.0], np.cumsum(amounts)[:-1]])
+    ends = start + np.asarray(amounts)
     positions = np.arange(len(labels))[::-1]  # the first bar on top
     colors = ["tab:blue" if a >= 0 else "tab:red" for a in amounts]
     ax.barh(positions, amounts, left=start, color=colors, height=0.6)
+    # the axis covers the base value, every bar and room for the value labels
+    # on either side, so that no label leaves the axes (onto the feature names)
+    low = min(base, float(np.min(ends, initial=base)), float(np.min(start)))
+    high = max(base, float(np.max(ends, initial=base)), float(np.max(start)))
+    span = high - low if high > low else max(abs(base), 1.0) * 0.1
+    ax.set_xlim(low - 0.22 * span, high + 0.22 * span)
     for position, left, amount in zip(positions, start, amounts):
         ax.text(
             left + amount,
@@ -93,15 +111,15 @@ def plot_waterfall(explanation, row=0, *, max_display=10, ax=None):
             va="center",
             ha="left" if amount >= 0 else "right",
             fontsize="small",
+            clip_on=True,
         )
-    ax.axvline(explanation.base_value, color="grey", linewidth=0.8, linestyle=":")
-    score = explanation.base_value + float(values.sum())
+    ax.axvline(base, color="grey", linewidth=0.8, linestyle=":")
+    score = float(ends[-1]) if len(amounts) else base
     ax.axvline(score, color="black", linewidth=0.8)
     ax.set_yticks(positions)
     ax.set_yticklabels(labels)
-    ax.set_xlabel(
-        f"score (base value {explanation.base_value:.4g} -> row's score {score:.4g})"
-    )
+    scale = getattr(explanation, "scale", "score")
+    ax.set_xlabel(f"{scale}: base value {base:.4g} -> row's score {score:.4g}")
     ax.set_title("contributions to the row's score")
     return ax
 

@@ -19,6 +19,7 @@ from treerank.base import (
     calibrate_buckets,
     calibrated_probability,
     check_sparse_splitter,
+    keep_background,
     quantile_calibration,
 )
 from treerank.engine import BinMapper, grow_ranking_tree
@@ -577,6 +578,7 @@ default=None
         X, y01, classes, sample_weight = self._validate_training_data(
             X, y, sample_weight
         )
+        keep_background(self, X, sample_weight)
         self.classes_ = classes
         rng = check_random_state(self.random_state)
         data = self._binned(X, sample_weight, rng)
@@ -624,6 +626,7 @@ default=None
         codes, grades, sample_weight = check_graded_training_target(
             y, sample_weight, X_checked.shape[0]
         )
+        keep_background(self, X_checked, sample_weight)
         n_grades = grades.shape[0]
         rng = check_random_state(self.random_state)
         seeds = rng.randint(_MAX_SEED, size=n_grades - 1)
