@@ -7,12 +7,14 @@ import contextlib
 import json
 import os
 import sys
+import warnings
 
 import numpy as np
 
 from treerank.cli._csv import DECIMAL_MARKS, CsvError, CsvSource
 from treerank.cli._data import (
     CATEGORY_KINDS,
+    UnseenCategories,
     category_values,
     feature_frame,
     read_training_data,
@@ -26,6 +28,16 @@ __all__ = ["cmd_export", "cmd_fit", "cmd_score", "cmd_stability"]
 
 def _say(text):
     print(text, file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def counted_unseen_categories():
+    """Silence the estimators' per-chunk warning: the command counts per file."""
+    from treerank.exceptions import UnseenCategoryWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnseenCategoryWarning)
+        yield
 
 
 def _usage_error(message):
@@ -443,7 +455,6 @@ def cmd_score(args):
     # older files were fitted on an array
     named = hasattr(model, "feature_names_in_")
     n_rows = 0
-    n_rows = 0
     with CsvSource(
         args.data,
         delimiter=args.delimiter,
@@ -452,6 +463,7 @@ def cmd_score(args):
         max_line_bytes=args.max_line_size,
     ) as source:
         ids, outputs = _score_columns(args, source, features, metadata, model)
+        unseen = UnseenCategories(model, features)
         # a feature carried to the output as an id is read once, as text
         numeric = [n for n in features if n not in categorical and n not in ids]
         with text_output(args.out, args.force) as handle:
@@ -471,13 +483,15 @@ def cmd_score(args):
                 if not named:
                     X = X.to_numpy(dtype=object if categorical else np.float64)
                 try:
-                    scores = model.decision_function(X)
-                    proba = model.predict_proba(X) if args.proba else None
+                    with counted_unseen_categories():
+                        scores = model.decision_function(X)
+                        proba = model.predict_proba(X) if args.proba else None
                     if proba is not None and proba.shape[1] == 2:
                         proba = proba[:, 1:]  # the positive class
                 except ValueError as exc:
                     where = _first_missing_cell(X, features, first_line)
                     raise _missing_hint(exc, source.name, where) from None
+                unseen.add(X)
                 if header:
                     handle.write(format_rows([[name] for name in [*ids, *outputs]], []))
                     header = False
@@ -486,6 +500,8 @@ def cmd_score(args):
                 n_rows += X.shape[0]
             if header:
                 raise CsvError(f"{source.name} has a header but no data rows.")
+    for message in unseen.messages():
+        _say(f"treerank score: warning: {message}")
     destination = "standard output" if args.out == "-" else escape(args.out)
     _say(f"{n_rows} scores written to {destination}")
     return 0

@@ -26,6 +26,7 @@ __all__ = [
     "CATEGORY_KINDS",
     "MAX_CATEGORIES",
     "TrainingData",
+    "UnseenCategories",
     "category_values",
     "feature_frame",
     "read_training_data",
@@ -400,3 +401,62 @@ def read_training_data(
         del parts[name]
     X = feature_frame(values, names, kinds)
     return TrainingData(X, y, names, _first_missing(X, lines), kinds)
+
+
+class UnseenCategories:
+    """The values of categorical columns a model never saw, over a whole file.
+
+    The estimators warn (:class:`~treerank.exceptions.UnseenCategoryWarning`)
+    chunk by chunk; the command line counts over the whole file instead
+    (:meth:`add` for each chunk) and reports each column once
+    (:meth:`messages`), past the estimators' share
+    (:data:`~treerank.utils._categorical.UNSEEN_CATEGORY_SHARE`).
+
+    Parameters
+    ----------
+    model : fitted estimator
+        Its ``_category_encoder`` (None: no categorical feature) is used.
+    features : list of str
+        The model's feature columns, in order.
+    """
+
+    def __init__(self, model, features):
+        self.encoder = getattr(model, "_category_encoder", None)
+        self.features = features
+        self.counts = {}  # feature -> [present, unseen, first distinct unseen]
+
+    def add(self, X):
+        """Count the unseen values of a chunk's features ``X``."""
+        import pandas as pd
+
+        if self.encoder is None:
+            return
+        for j, (n_present, values) in self.encoder.unseen_categories(X).items():
+            count = self.counts.setdefault(j, [0, 0, []])
+            count[0] += n_present
+            count[1] += values.shape[0]
+            if values.shape[0] and len(count[2]) < 5:
+                for value in pd.unique(values):
+                    if value not in count[2] and len(count[2]) < 5:
+                        count[2].append(value)
+
+    def messages(self):
+        """One warning per column with too many values never seen in fit."""
+        from treerank.utils._categorical import UNSEEN_CATEGORY_SHARE
+
+        out = []
+        for j, (n_present, n_unseen, examples) in sorted(self.counts.items()):
+            if not n_present or n_unseen / n_present <= UNSEEN_CATEGORY_SHARE:
+                continue
+            known = self.encoder.categories_[j].tolist()
+            shown = ", ".join(shorten(v, 40) for v in examples)
+            learned = ", ".join(shorten(v, 40) for v in known[:5])
+            if len(known) > 5:
+                learned += f", ... ({len(known)} in all)"
+            out.append(
+                f"column {shorten(self.features[j])}: {n_unseen} of {n_present} "
+                f"values ({n_unseen / n_present:.0%}) are categories the model never "
+                f"saw (such as {shown}); they were scored as missing values. The "
+                f"model's categories are {learned}."
+            )
+        return out

@@ -328,9 +328,11 @@ def run_explain(args):
         _first_missing_cell,
         _missing_hint,
         check_output,
+        counted_unseen_categories,
         text_output,
     )
     from treerank.cli._csv import CsvError
+    from treerank.cli._data import UnseenCategories
     from treerank.inspection import shapley_values
     from treerank.inspection._reason_codes import reason_table
     from treerank.inspection._shapley import chosen_algorithm
@@ -371,14 +373,17 @@ def run_explain(args):
     with columns.source(args.data, args) as source:
         columns.check(source)
         ids = _id_columns(args, source, metadata, outputs)
+        unseen = UnseenCategories(model, columns.features)
         with text_output(args.out, args.force) as handle:
             handle.write(",".join(_field(name) for name in [*ids, *outputs]) + "\n")
             for first_line, text, X in columns.chunks(source, ids, args.chunk_size):
                 try:
-                    explanation = shapley_values(model, X, **options)
+                    with counted_unseen_categories():
+                        explanation = shapley_values(model, X, **options)
                 except ValueError as exc:
                     where = _first_missing_cell(X, columns.features, first_line)
                     raise _missing_hint(exc, source.name, where) from None
+                unseen.add(X)
                 explanation.feature_names = list(columns.features)  # the file's
                 table = reason_table(model, explanation, args.top, args.direction)
                 scores = explanation.scores
@@ -388,6 +393,8 @@ def run_explain(args):
                 n_rows += X.shape[0]
             if n_rows == 0:
                 raise CsvError(f"{source.name} has a header but no data rows.")
+    for message in unseen.messages():
+        print(f"treerank explain: warning: {message}", file=sys.stderr)
     destination = "standard output" if args.out == "-" else escape(args.out)
     how = {
         "tree": "exact values",
