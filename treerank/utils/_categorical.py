@@ -118,7 +118,8 @@ class CategoryEncoder:
     >>> encoder = CategoryEncoder().fit(X)
     >>> encoder.categories_[0].tolist(), encoder.categories_[1]
     (['Lyon', 'Oslo'], None)
-    >>> encoder.transform(pd.DataFrame({"city": ["Oslo", "Rome"], "age": [1, 2]}))
+    >>> new = pd.DataFrame({"city": ["Oslo", "Rome"], "age": [1, 2]})
+    >>> encoder.transform(new, check_unseen=False)  # Rome: unseen, as missing
     array([[ 1.,  1.],
            [nan,  2.]])
     """
