@@ -9,7 +9,12 @@ rankers' scores in a CSV file) and ``demo``.
 
 Inputs are CSV files with a header row; the delimiter and a decimal comma are
 detected (or given with ``--delimiter`` and ``--decimal``), text columns are
-categorical features, ``-`` reads standard input. Outputs are written
+categorical features, ``-`` reads standard input. In CSV outputs, a text cell
+from data that a spreadsheet would run as a formula (starting with ``=``,
+``+``, ``-``, ``@``, a tab or a carriage return, and not a plain number) gets
+a ``'`` before it unless ``--raw-text`` is given (see
+:mod:`treerank.cli._text`); identifiers are otherwise written byte for byte.
+Outputs are written
 atomically, an existing output is only replaced with ``--force``, and a missing
 output folder is only created with ``--mkdir``; ``-`` (the default of
 ``score`` and ``export``) writes to standard output.
@@ -124,6 +129,17 @@ def _add_output_options(parser, *, required=False, default=None, what="output"):
         "--mkdir",
         action="store_true",
         help="create the folder of --out if it does not exist",
+    )
+
+
+def _add_raw_text_option(parser):
+    parser.add_argument(
+        "--raw-text",
+        action="store_true",
+        help="write text cells (ids, column names, categories, rules) as they are; "
+        "by default a text cell starting with = + - @ tab or carriage return "
+        "gets a ' before it, so that a spreadsheet does not run it as a formula "
+        "(numbers are never changed)",
     )
 
 
@@ -309,6 +325,7 @@ def _build_parser():
     )
     _add_input_options(score)
     _add_output_options(score, default="-", what="CSV file of scores")
+    _add_raw_text_option(score)
 
     explain = command(
         "explain",
@@ -323,6 +340,7 @@ def _build_parser():
     add_explain_arguments(explain)
     _add_input_options(explain)
     _add_output_options(explain, default="-", what="CSV file of reason codes")
+    _add_raw_text_option(explain)
 
     export = command("export", "export a saved ranking tree")
     export.add_argument("model", help="model file")
@@ -399,6 +417,7 @@ def _build_parser():
     add_compare_arguments(compare)
     _add_input_options(compare)
     _add_output_options(compare, default="-", what="report")
+    _add_raw_text_option(compare)
     return parser
 
 

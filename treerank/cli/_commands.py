@@ -19,7 +19,7 @@ from treerank.cli._data import (
     feature_frame,
     read_training_data,
 )
-from treerank.cli._text import escape, shorten
+from treerank.cli._text import csv_field, escape, shorten
 from treerank.cli._usage import UsageError
 from treerank.utils._io import atomic_write, refuse_special_file
 
@@ -381,24 +381,15 @@ def _score_columns(args, source, features, metadata, model):
     return ids, outputs
 
 
-def _csv_field(text):
-    if any(c in text for c in ',"\r\n'):
-        return '"' + text.replace('"', '""') + '"'
-    return text
+def format_rows(text_columns, float_columns, *, raw=False):
+    """CSV lines of text columns then floats (exact repr).
 
-
-def format_rows(text_columns, float_columns):
-    """CSV lines of text columns (quoted as needed) then floats (exact repr).
-
-    ``repr`` of a float is the shortest text that reads back to the same
-    float, so the scores written are the scores computed, bit for bit.
+    Text cells are spreadsheet-safe unless ``raw`` and CSV-quoted as needed
+    (:func:`~treerank.cli._text.csv_field`). ``repr`` of a float is the
+    shortest text that reads back to the same float, so the scores written
+    are the scores computed, bit for bit.
     """
-    columns = []
-    for column in text_columns:
-        items = [str(item) for item in column]
-        if any(c in "".join(items) for c in ',"\r\n'):
-            items = [_csv_field(item) for item in items]
-        columns.append(items)
+    columns = [[csv_field(item, raw=raw) for item in column] for column in text_columns]
     columns += [
         list(map(repr, np.asarray(c, dtype=float).tolist())) for c in float_columns
     ]
@@ -425,6 +416,9 @@ def _feature_columns(source, columns, features, categorical, ids, first_line):
         if name not in ids:
             values[name] = column
             continue
+        # the id's text is kept byte for byte; as a feature, it is read as the
+        # feature columns are (stripped)
+        column = np.array([value.strip() for value in column], dtype=object)
         missing = np.isin(column, MISSING_MARKERS)
         if name in categorical:
             values[name] = np.where(missing, None, column)
@@ -493,10 +487,12 @@ def cmd_score(args):
                     raise _missing_hint(exc, source.name, where) from None
                 unseen.add(X)
                 if header:
-                    handle.write(format_rows([[name] for name in [*ids, *outputs]], []))
+                    names = [[name] for name in [*ids, *outputs]]
+                    handle.write(format_rows(names, [], raw=args.raw_text))
                     header = False
                 numbers = [scores] if proba is None else [scores, *proba.T]
-                handle.write(format_rows([columns[name] for name in ids], numbers))
+                texts = [columns[name] for name in ids]
+                handle.write(format_rows(texts, numbers, raw=args.raw_text))
                 n_rows += X.shape[0]
             if header:
                 raise CsvError(f"{source.name} has a header but no data rows.")

@@ -15,6 +15,12 @@ missing markers as None), or with their kind inferred from the values
 the first lines when they show only one of the two); a number written with the
 other mark gets a message that names ``--decimal``.
 
+Text is UTF-8 (a byte order mark at the start is skipped); a file in UTF-16
+or UTF-32 is refused with a message that names its encoding. Lines end with
+LF or CRLF; a file whose lines end with CR alone (detected from its first
+64 KB, which then hold no LF) is read with every CR as a line end, a CR inside
+a quoted value included.
+
 Limits keep a hostile file from exhausting memory or the terminal: a line
 (or a quoted field spanning lines) longer than ``max_line_bytes`` is an error
 naming the line, the detection of the delimiter and of the decimal mark reads
@@ -102,11 +108,16 @@ def _size_text(n_bytes):
 
 
 class _Prefixed(io.RawIOBase):
-    """A raw stream that first returns ``head`` then the rest of ``stream``."""
+    """A raw stream that first returns ``head`` then the rest of ``stream``.
 
-    def __init__(self, head, stream):
+    With ``cr_lines``, every carriage return is read as a line feed (a file
+    whose lines end with CR alone).
+    """
+
+    def __init__(self, head, stream, cr_lines=False):
         self._head = memoryview(head)
         self._stream = stream
+        self._cr_lines = cr_lines
 
     def readable(self):
         return True
@@ -114,12 +125,44 @@ class _Prefixed(io.RawIOBase):
     def readinto(self, buffer):
         if self._head.nbytes:
             n = min(len(buffer), self._head.nbytes)
-            buffer[:n] = self._head[:n]
+            data = self._head[:n]
             self._head = self._head[n:]
-            return n
-        data = self._stream.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
+        else:
+            data = self._stream.read(len(buffer))
+            n = len(data)
+        if self._cr_lines:
+            data = bytes(data).replace(b"\r", b"\n")
+        buffer[:n] = data
+        return n
+
+
+# byte order marks of the encodings a CSV file is sometimes saved in
+_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32 (little-endian)"),
+    (b"\x00\x00\xfe\xff", "UTF-32 (big-endian)"),
+    (b"\xff\xfe", "UTF-16 (little-endian)"),
+    (b"\xfe\xff", "UTF-16 (big-endian)"),
+)
+
+
+def _wide_encoding(head):
+    """The name of a UTF-16 or UTF-32 encoding that ``head`` is in, else None.
+
+    By its byte order mark, or without one by its NUL bytes: text of ASCII
+    characters in UTF-16 has one NUL in every other byte.
+    """
+    for bom, name in _BOMS:
+        if head.startswith(bom):
+            return name
+    sample = head[:4096]
+    if len(sample) < 8:
+        return None
+    even, odd = sample[0::2], sample[1::2]
+    if odd.count(0) > 0.4 * len(odd) and even.count(0) < 0.05 * len(even):
+        return "UTF-16 (little-endian)"
+    if even.count(0) > 0.4 * len(even) and odd.count(0) < 0.05 * len(odd):
+        return "UTF-16 (big-endian)"
+    return None
 
 
 def _field_count(line, delimiter):
@@ -284,9 +327,15 @@ class CsvSource:
             stream = self._open(os.fspath(path))
         try:
             head = stream.read(_HEAD_BYTES)
-            self._stream = io.BufferedReader(_Prefixed(head, stream), 1 << 20)
             self._raw = stream
             self._check_text(head)
+            # lines ended by CR alone (old Mac files): read as line feeds
+            self.cr_lines = b"\r" in head and b"\n" not in head
+            if self.cr_lines:
+                head = head.replace(b"\r", b"\n")
+            self._stream = io.BufferedReader(
+                _Prefixed(head, stream, self.cr_lines), 1 << 20
+            )
             text = self._decode_head(head)
             lines = _head_lines(text, complete=len(head) < _HEAD_BYTES)
             self.delimiter = (
@@ -323,6 +372,13 @@ class CsvSource:
         if not head.strip():
             raise CsvError(
                 f"{self.name} is empty: a CSV file with a header row is expected."
+            )
+        encoding = _wide_encoding(head)
+        if encoding is not None:
+            raise CsvError(
+                f"{self.name} is {encoding} text, not UTF-8: convert it to UTF-8 "
+                f"(e.g. iconv -f {encoding.split()[0]} -t UTF-8, or save it as 'CSV "
+                "UTF-8' from the spreadsheet) and read the converted file."
             )
         nul = head.find(b"\x00")
         if nul >= 0:
@@ -565,7 +621,9 @@ class CsvSource:
             Numeric columns, read as float64 (missing cells are NaN); a value
             that is not a number is an error.
         text_columns : list of str
-            Columns read as text (object arrays of str, nothing missing).
+            Columns read as text, exactly as written (object arrays of str,
+            nothing missing; white space and carriage returns inside quoted
+            values kept).
         categorical_columns : list of str
             Columns read as categories: object arrays of str, None where the
             cell is empty or a missing-value marker.
@@ -607,6 +665,10 @@ class CsvSource:
                 blank_pending = first_line + n_kept
             if n_kept == 0:
                 continue
+            if blob.startswith(b"\xef\xbb\xbf"):
+                # pandas drops a byte order mark at the start of its input: a
+                # value that starts with U+FEFF is kept whole behind a blank line
+                blob = b"\n" + blob
             try:
                 frame = pd.read_csv(
                     io.BytesIO(blob),
@@ -638,8 +700,7 @@ class CsvSource:
             for j, name in zip(numeric, columns):
                 out[name] = self._numeric(frame[j], name, first_line)
             for j, name in zip(text, text_columns):
-                values = frame[j].to_numpy(dtype=object)
-                out[name] = np.array([v.strip() for v in values], dtype=object)
+                out[name] = frame[j].to_numpy(dtype=object)  # byte for byte
             for j, name in zip(categorical, categorical_columns):
                 out[name] = _categories(frame[j])
             for j, name in zip(inferred, infer_columns):

@@ -379,7 +379,7 @@ def read_training_data(
         n_read += n_rows_chunk
     if not labels:
         raise CsvError(f"{source.name} has a header but no data rows.")
-    raw = np.concatenate(labels)
+    raw = np.array([label.strip() for label in np.concatenate(labels)], dtype=object)
     lines = np.concatenate(lines)
     y = _labels(source, raw, lines, target, positive)
     if np.unique(y).shape[0] < 2:

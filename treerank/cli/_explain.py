@@ -281,12 +281,6 @@ def _id_columns(args, source, metadata, outputs):
     return ids
 
 
-def _field(text):
-    if any(c in text for c in ',"\r\n'):
-        return '"' + text.replace('"', '""') + '"'
-    return text
-
-
 def _output_columns(top, with_errors):
     columns = ["score"]
     for k in range(1, top + 1):
@@ -296,12 +290,17 @@ def _output_columns(top, with_errors):
     return columns
 
 
-def _lines(ids, id_columns, explanation, scores, table, top):
-    """The output lines of one chunk (text, quoted as CSV needs)."""
+def _lines(ids, id_columns, explanation, scores, table, top, raw=False):
+    """The output lines of one chunk (text spreadsheet-safe, quoted as needed)."""
+    from treerank.cli._text import csv_field
+
+    def _field(text):
+        return csv_field(text, raw=raw)
+
     with_errors = explanation.std_errors is not None
     lines = []
     for i in range(len(explanation)):
-        fields = [_field(str(id_columns[name][i])) for name in ids]
+        fields = [_field(id_columns[name][i]) for name in ids]
         fields.append(repr(float(scores[i])))
         for rank in range(top):
             feature = int(table["features"][i, rank])
@@ -333,6 +332,7 @@ def run_explain(args):
     )
     from treerank.cli._csv import CsvError
     from treerank.cli._data import UnseenCategories
+    from treerank.cli._text import csv_field
     from treerank.inspection import shapley_values
     from treerank.inspection._reason_codes import reason_table
     from treerank.inspection._shapley import chosen_algorithm
@@ -375,7 +375,8 @@ def run_explain(args):
         ids = _id_columns(args, source, metadata, outputs)
         unseen = UnseenCategories(model, columns.features)
         with text_output(args.out, args.force) as handle:
-            handle.write(",".join(_field(name) for name in [*ids, *outputs]) + "\n")
+            header = [csv_field(name, raw=args.raw_text) for name in [*ids, *outputs]]
+            handle.write(",".join(header) + "\n")
             for first_line, text, X in columns.chunks(source, ids, args.chunk_size):
                 try:
                     with counted_unseen_categories():
@@ -389,7 +390,11 @@ def run_explain(args):
                 scores = explanation.scores
                 if algorithm == "mean_proxy":  # the model's score, as `score` writes
                     scores = encoded_decision_function(model, explanation.data)
-                handle.write(_lines(ids, text, explanation, scores, table, args.top))
+                handle.write(
+                    _lines(
+                        ids, text, explanation, scores, table, args.top, args.raw_text
+                    )
+                )
                 n_rows += X.shape[0]
             if n_rows == 0:
                 raise CsvError(f"{source.name} has a header but no data rows.")
