@@ -98,11 +98,15 @@ def cached_njit(function, **options):
 
     Examples
     --------
-    >>> from treerank.engine._jit import cached_njit
-    >>> def twice(x):
-    ...     return 2 * x
-    >>> cached_njit(twice, nogil=True)(21)
-    42
+    The kernels of an installed package are cached (a function typed at a
+    prompt has no file to cache next to, and would give the warning):
+
+    >>> from treerank.engine import _binning
+    >>> from treerank.engine._jit import caching_disabled
+    >>> _binning._bin_rows._cache.__class__.__name__ != "NullCache"
+    True
+    >>> caching_disabled()
+    False
     """
     try:
         return numba.njit(cache=True, **options)(function)
