@@ -186,6 +186,15 @@ def _add_columns_options(parser):
         help="these feature columns must hold numbers: text in them is an error "
         "rather than categories",
     )
+    parser.add_argument(
+        "--max-columns",
+        type=_positive_int,
+        default=100_000,
+        metavar="N",
+        help="most feature columns read: a file with more is refused before its "
+        "rows are read (choose the features with --features or --drop, or raise "
+        "this; reading and fitting take about a second per 10,000 columns)",
+    )
 
 
 def _add_model_options(parser):

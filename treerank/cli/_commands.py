@@ -193,6 +193,7 @@ def _read(args):
             categorical=args.categorical,
             numeric=args.numeric,
             n_rows=args.chunk_size,
+            max_columns=args.max_columns,
         )
         data.decimal = source.decimal
     if data.categorical:
@@ -351,7 +352,7 @@ def _saved_columns(path, metadata):
 
 
 def _score_columns(args, source, features, metadata, model):
-    missing = [name for name in features if name not in source.header]
+    missing = [name for name in features if name not in source.positions]
     if missing:
         shown = ", ".join(shorten(name) for name in missing[:10])
         raise CsvError(
@@ -365,7 +366,7 @@ def _score_columns(args, source, features, metadata, model):
             source.column_index(name, "an --id column")
     else:
         saved = metadata.get("id_columns") or []
-        ids = [n for n in saved if isinstance(n, str) and n in source.header]
+        ids = [n for n in saved if isinstance(n, str) and n in source.positions]
     grades = getattr(model, "classes_", ())
     if args.proba and len(grades) > 2:  # one probability per grade
         names = [f"probability_{g}" for g in np.asarray(grades).tolist()]

@@ -275,6 +275,38 @@ def _categories(series):
     return out
 
 
+# from this many columns read, the text columns are read in a second pass
+_WIDE_COLUMNS = 256
+
+
+class _NumberBlock:
+    """The columns of a chunk that pandas parsed as numbers, as one float64 block.
+
+    Taking the columns of a frame one by one costs pandas tens of
+    microseconds each; a wide file's numeric columns are converted at once,
+    and :meth:`get` returns a column of the block (a float64 array) or, for
+    a column that is not numeric, the frame's Series.
+    """
+
+    def __init__(self, frame, columns):
+        self.index = {}
+        if len(columns) < _WIDE_COLUMNS:
+            self.block = None
+            return
+        dtypes = frame.dtypes
+        numeric = [j for j in columns if dtypes[j].kind in "iuf"]
+        if len(numeric) == frame.shape[1]:  # no column to leave out: no copy
+            numeric = list(frame.columns)
+            self.block = frame.to_numpy(dtype=np.float64)
+        else:
+            self.block = frame[numeric].to_numpy(dtype=np.float64)
+        self.index = {j: k for k, j in enumerate(numeric)}
+
+    def get(self, j, frame):
+        k = self.index.get(j)
+        return frame[j] if k is None else self.block[:, k]
+
+
 class CsvSource:
     """A CSV input with a header row, read in chunks.
 
@@ -307,6 +339,8 @@ class CsvSource:
         Whether ``decimal`` was detected (rather than given or the default).
     header : list of str
         Column names.
+    positions : dict of str to int
+        The index of each column name.
     """
 
     def __init__(
@@ -353,6 +387,7 @@ class CsvSource:
                 )
             self._line = 0  # lines consumed so far
             self.header = self._read_header()
+            self.positions = {name: j for j, name in enumerate(self.header)}
         except BaseException:
             stream.close() if path != "-" else None
             raise
@@ -467,8 +502,8 @@ class CsvSource:
 
     def column_index(self, name, role):
         """Index of column ``name``; a clear error if there is none."""
-        if name in self.header:
-            return self.header.index(name)
+        if name in self.positions:
+            return self.positions[name]
         hint = ""
         if len(self.header) == 1:
             joined = "".join(self.header)
@@ -637,14 +672,23 @@ class CsvSource:
         """
         import pandas as pd
 
-        index = self.header.index
+        index = self.positions.__getitem__
         numeric = [index(c) for c in columns]
         text = [index(c) for c in text_columns]
         categorical = [index(c) for c in categorical_columns]
         inferred = [index(c) for c in infer_columns]
         usecols = sorted({*numeric, *text, *categorical, *inferred})
         missing = list(MISSING_MARKERS)
-        na_values = dict.fromkeys((*numeric, *categorical, *inferred), missing)
+        # the missing-value markers apply to every column but the text ones: a
+        # table of markers per column costs pandas about 0.1 ms per column, so
+        # a wide file reads its text columns in a second pass instead
+        wide = len(usecols) > _WIDE_COLUMNS and 0 < len(text) < len(usecols)
+        if wide:
+            na_values = missing
+            usecols_first = sorted({*numeric, *categorical, *inferred})
+        else:
+            na_values = dict.fromkeys((*numeric, *categorical, *inferred), missing)
+            usecols_first = usecols
         options = {}
         if int(pd.__version__.split(".")[0]) < 3:
             options["float_precision"] = "round_trip"  # pandas 3 is exact by default
@@ -669,45 +713,60 @@ class CsvSource:
                 # pandas drops a byte order mark at the start of its input: a
                 # value that starts with U+FEFF is kept whole behind a blank line
                 blob = b"\n" + blob
+            read = {
+                "sep": self.delimiter,
+                "decimal": self.decimal,
+                "header": None,
+                "names": range(len(self.header)),
+                "keep_default_na": False,
+                "skip_blank_lines": True,
+                "engine": "c",
+                "encoding": "utf-8",
+                "quotechar": '"',
+                **options,
+            }
             try:
                 frame = pd.read_csv(
                     io.BytesIO(blob),
-                    sep=self.delimiter,
-                    decimal=self.decimal,
-                    header=None,
-                    names=list(range(len(self.header))),
-                    usecols=usecols,
-                    dtype=dict.fromkeys([*text, *categorical], str),
-                    keep_default_na=False,
+                    usecols=usecols_first,
+                    dtype=dict.fromkeys([*categorical, *([] if wide else text)], str),
                     na_values=na_values,
-                    skip_blank_lines=True,
-                    engine="c",
-                    encoding="utf-8",
-                    quotechar='"',
-                    **options,
+                    **read,
                 )
+                texts = frame
+                if wide:
+                    texts = pd.read_csv(
+                        io.BytesIO(blob),
+                        usecols=text,
+                        dtype=str,
+                        na_filter=False,
+                        **read,
+                    )
             except pd.errors.ParserError:
                 # a line with too many fields: find it and say where
                 self._check_structure_slow(lines, first_line)
                 raise
-            if frame.shape[0] != n_kept:
+            if frame.shape[0] != n_kept or texts.shape[0] != n_kept:
                 raise CsvError(
                     f"{self.name}, lines {first_line} to {first_line + len(lines) - 1}"
                     f": {n_kept} rows were expected but {frame.shape[0]} were read (a "
                     "carriage return or an unbalanced quote inside a field?)."
                 )
             out = {}
+            block = _NumberBlock(frame, [*numeric, *inferred])
             for j, name in zip(numeric, columns):
-                out[name] = self._numeric(frame[j], name, first_line)
+                out[name] = self._numeric(block.get(j, frame), name, first_line)
             for j, name in zip(text, text_columns):
-                out[name] = frame[j].to_numpy(dtype=object)  # byte for byte
+                out[name] = texts[j].to_numpy(dtype=object)  # byte for byte
             for j, name in zip(categorical, categorical_columns):
                 out[name] = _categories(frame[j])
             for j, name in zip(inferred, infer_columns):
-                out[name] = self._inferred(frame[j], name, first_line)
+                out[name] = self._inferred(block.get(j, frame), name, first_line)
             yield first_line, out
 
     def _inferred(self, series, name, first_line):
+        if isinstance(series, np.ndarray):  # a column of the numeric block
+            return self._numeric(series, name, first_line)
         kind = series.dtype.kind
         if kind in "iufb":
             return self._numeric(series, name, first_line)
@@ -732,7 +791,14 @@ class CsvSource:
             line += 1 + sum(field.count("\n") for field in record)
 
     def _numeric(self, series, name, first_line):
-        if series.dtype.kind in "iufb":
+        if isinstance(series, np.ndarray):  # a column of the numeric block
+            values = series
+            if not np.isinf(values).any():
+                return values
+            import pandas as pd
+
+            series = pd.Series(values)
+        elif series.dtype.kind in "iufb":
             values = series.to_numpy(dtype=np.float64)
         else:
             values = self.to_numbers(series.to_numpy(dtype=object))

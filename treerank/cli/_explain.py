@@ -180,7 +180,7 @@ class _Columns:
     def check(self, source):
         from treerank.cli._csv import CsvError
 
-        missing = [name for name in self.features if name not in source.header]
+        missing = [name for name in self.features if name not in source.positions]
         if missing:
             shown = ", ".join(shorten(name) for name in missing[:10])
             raise CsvError(
@@ -271,7 +271,7 @@ def _id_columns(args, source, metadata, outputs):
             source.column_index(name, "an --id column")
     else:
         saved = (metadata or {}).get("id_columns") or []
-        ids = [n for n in saved if isinstance(n, str) and n in source.header]
+        ids = [n for n in saved if isinstance(n, str) and n in source.positions]
     clash = [name for name in ids if name in outputs]
     if clash:
         raise UsageError(

@@ -67,11 +67,12 @@ def _column(X, j):
     return X.iloc[:, j] if _is_frame(X) else np.asarray(X, dtype=object)[:, j]
 
 
-def _is_categorical_dtype(series):
-    """A pandas column of dtype category, string or object (text)."""
+def _is_categorical_dtype(dtype):
+    """A pandas dtype of category, string or object (text)."""
     import pandas as pd
 
-    dtype = series.dtype
+    if isinstance(dtype, np.dtype) and dtype.kind in "biufcmM":
+        return False  # a numpy dtype of numbers or dates (the quick answer)
     return (
         isinstance(dtype, pd.CategoricalDtype)
         or pd.api.types.is_string_dtype(dtype)
@@ -142,10 +143,9 @@ class CategoryEncoder:
                 )
             if not _is_frame(X):
                 return np.zeros(n_features, dtype=bool)
-            return np.array(
-                [_is_categorical_dtype(X.iloc[:, j]) for j in range(n_features)],
-                dtype=bool,
-            )
+            # from the dtypes at once (taking 100,000 columns one by one takes
+            # pandas seconds)
+            return np.array([_is_categorical_dtype(d) for d in X.dtypes], dtype=bool)
         values = np.asarray(spec)
         if values.ndim != 1:
             raise ValueError(
@@ -265,7 +265,19 @@ class CategoryEncoder:
         n_features = self.is_categorical_.shape[0]
         out = np.empty((n_samples, n_features), dtype=np.float64)
         names = [str(c) for c in X.columns] if _is_frame(X) else None
+        numeric = np.flatnonzero(~self.is_categorical_)
+        converted = np.zeros(n_features, dtype=bool)
+        if _is_frame(X) and numeric.shape[0] > 1:
+            # the numeric columns at once (one by one, a wide frame is slow)
+            try:
+                out[:, numeric] = X.iloc[:, numeric].to_numpy(dtype=np.float64)
+            except (TypeError, ValueError):
+                pass  # the column that is not numeric is named below
+            else:
+                converted[numeric] = True
         for j in range(n_features):
+            if converted[j]:
+                continue
             column = _column(X, j)
             name = names[j] if names else j
             if not self.is_categorical_[j]:
