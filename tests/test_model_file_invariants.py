@@ -210,17 +210,6 @@ def test_a_consensus_edit_is_refused(saved, tmp_path):
     _refused(tmp_path, with_array(members, "cell_bucket_sizes", sizes[::-1]), None)
 
 
-@pytest.mark.parametrize("kind", ["forest_median", "forest_graded"])
-def test_a_calibration_of_a_single_class_is_refused(saved, tmp_path, kind):
-    members, _, _ = saved[kind]
-    proba = load_array(members, "calibration_proba")
-    for value in (0.0, 1.0):
-        edited = np.full_like(proba, value)
-        _refused(
-            tmp_path, with_array(members, "calibration_proba", edited), "everywhere"
-        )
-
-
 def _state_edit(members, cls, attribute, value):
     """``members`` with ``attribute`` of the first ``cls`` object set to ``value``
     (a JSON value of the pipeline grammar)."""
@@ -353,14 +342,6 @@ def _counts_add_up(members):
     return True
 
 
-def _calibrations_of_two_classes(members):
-    for prefix in _prefixes(members, "calibration_proba"):
-        proba = np.atleast_2d(load_array(members, prefix + "calibration_proba"))
-        if np.any(proba.max(axis=1) <= 0) or np.any(proba.min(axis=1) >= 1):
-            return False
-    return True
-
-
 _MEDIAN = ("cells", "consensus", "cell_weights", "cell_corners", "cell_bucket_sizes")
 
 
@@ -385,7 +366,6 @@ def broken_invariant(members, original):
         "threshold grid": _grids_ascending,
         "midranks": _midranks_of_masses,
         "counts": _counts_add_up,
-        "calibration": _calibrations_of_two_classes,
     }
     try:
         for name, check in checks.items():
@@ -500,8 +480,8 @@ def _json_edit(description, rng):
 
 
 def _aimed_edit(members, rng):
-    """An edit aimed at an invariant: grids, mid-ranks, the median, counts,
-    calibrations (None when the file has none of those arrays)."""
+    """An edit aimed at an invariant: grids, mid-ranks, the median, counts, or
+    a calibration (None when the file has none of those arrays)."""
     targets = [
         name
         for name in members

@@ -12,8 +12,7 @@
   non-decreasing probabilities.
 
 Each comes as a pack/unpack pair; reading checks what the calibration
-classes rely on, and that a forest's calibration is neither 0 nor 1
-everywhere (it was fitted on rows of both classes).
+classes rely on.
 """
 
 # Authors: The treerank developers
@@ -55,7 +54,6 @@ def unpack_monotone_calibration(model, description, arrays):
     threshold = json_number(
         description["calibration_threshold"], "calibration_threshold"
     )
-    _check_both_classes(proba[None, :], "calibration_proba")
     model._calibration = MonotoneCalibration.from_arrays(levels, proba, threshold)
     if model.aggregation == "median":
         scores = model._raw_scores(model.cells_)
@@ -116,21 +114,7 @@ def unpack_graded_calibration(model, description, arrays):
         bounds=(0, 1),
         dtype=np.float64,
     )
-    _check_both_classes(proba, "calibration_proba")
     model._calibration = GradedCalibration.from_arrays(levels, proba)
-
-
-def _check_both_classes(proba, name):
-    """Each calibration (a row) fitted on rows of both classes: neither all 0
-    nor all 1 (an isotonic fit averages to the share of positives, strictly
-    between 0 and 1 when both classes have weight)."""
-    if np.any(proba.max(axis=1, initial=0.0) <= 0) or np.any(
-        proba.min(axis=1, initial=1.0) >= 1
-    ):
-        raise ValueError(
-            f"the array {name} is 0 everywhere or 1 everywhere on a calibration: "
-            "not a calibration fitted on both classes"
-        )
 
 
 def pack_quantile_calibration(calibration, arrays):
