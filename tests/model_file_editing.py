@@ -63,3 +63,23 @@ def full_rule_form(arrays):
     offsets = arrays["rule_offsets"].astype(np.int64)
     full = expand_rule_nodes(arrays, split, owner, offsets)
     return {name: narrow(array) for name, array in full.items()}
+
+
+def load_array(members, name):
+    """The array of member ``arrays/<name>.npy``."""
+    import io
+
+    import numpy as np
+
+    return np.load(io.BytesIO(members[f"arrays/{name}.npy"]), allow_pickle=False)
+
+
+def with_array(members, name, array):
+    """``members`` with ``arrays/<name>.npy`` replaced by ``array`` (a copy)."""
+    import io
+
+    import numpy as np
+
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    return {**members, f"arrays/{name}.npy": buffer.getvalue()}

@@ -8,6 +8,7 @@ from sklearn.metrics import log_loss
 from sklearn.model_selection import train_test_split
 
 from treerank import LeafRank, RankingForest, TreeRank
+from treerank.exceptions import UnseenCategoryWarning
 from treerank.export import export_text, to_networkx
 from treerank.model_io import load_model, save_model
 
@@ -86,7 +87,8 @@ def test_unknown_categories_behave_like_missing_values():
     X, y, _, _ = _categorical_problem(2, missing=0.1)
     forest = RankingForest(n_estimators=10, random_state=0).fit(X, y)
     probe = pd.DataFrame({"city": ["never seen", None], "x": [0.3, 0.3]})
-    scores = forest.decision_function(probe)
+    with pytest.warns(UnseenCategoryWarning, match="'city': 1 of 1 values"):
+        scores = forest.decision_function(probe)
     assert scores[0] == scores[1]
 
 

@@ -129,7 +129,7 @@ def test_to_shap_without_shap(monkeypatch, penguins, median):
 # the waterfall: the axis covers the base value, labels do not overlap
 # ----------------------------------------------------------------------
 def _rendered_problems(ax):
-    from tests.figure_readability import readability_problems
+    from figure_readability import readability_problems
 
     ax.figure.tight_layout()
     return readability_problems(ax.figure, dpi=100)

@@ -24,6 +24,16 @@ it is stored waits for it (:func:`wait_for_background_compilation`):
 compiling it again would take at least as long, on a core that process uses.
 It waits at most a minute, and otherwise compiles the kernel itself, as it
 would without the process: the results never depend on it.
+
+The process can die (killed, out of memory) or stop (suspended) at any time,
+so the lock holds its process id, and the process is checked, not only its
+lock: a fit stops waiting as soon as the process is gone, is a zombie, is
+stopped, or has used no processor time for a few seconds (then it never waits
+again, and compiles what it needs itself: never slower than without the
+process), and removes the lock such a process leaves behind; a later first
+fit replaces a lock whose process is gone instead of waiting for it to grow
+stale. Nothing is started when numba has no writable cache to store the
+kernels in (:func:`~treerank.engine._jit.caching_disabled`).
 """
 
 # Authors: The treerank developers
@@ -61,12 +71,18 @@ _started = set()
 _directory = None
 # the longest wait for it, in seconds (it compiles for about 10 s)
 _MAX_WAIT = 60.0
-# starts the command of its arguments in a new session, detached, and exits
+# a process that used no processor time for this long is stuck (seconds)
+_STALL_SECONDS = 3.0
+# what the command line of the compiling process holds
+_MODULE = "treerank.aggregation._warmup"
+# starts the command of its arguments in a new session, detached, writes its
+# process id and exits
 _LAUNCHER = (
     "import os, subprocess, sys; "
-    "subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL, "
+    "p = subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL, "
     "stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True, "
     "start_new_session=os.name == 'posix'); "
+    "sys.stdout.write(str(p.pid)); sys.stdout.flush(); "
     "os._exit(0)"
 )
 
@@ -116,13 +132,72 @@ def _cold_cache_directory(parts=PARTS):
     return None if index is None else index.parent
 
 
+def _lock_pid(lock):
+    """The process id a lock holds (None: none yet, or not a lock of ours)."""
+    try:
+        text = lock.read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def _process_state(pid):
+    """``(alive, cpu_ticks)`` of a compiling process, as far as can be told.
+
+    Dead: no such process, a zombie, or (Linux) a process that is not the
+    warm-up (its id reused). Stopped (SIGSTOP): not alive either, as it does
+    not progress. ``cpu_ticks`` is its processor time where ``/proc`` gives
+    it, else None.
+    """
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False, None
+    except PermissionError:  # another user's process: it exists
+        return True, None
+    except OSError:
+        return False, None
+    proc = Path("/proc") / str(pid)
+    try:
+        stat = (proc / "stat").read_text()
+        command = (proc / "cmdline").read_bytes()
+    except OSError:  # no /proc: the signal said it exists
+        return True, None
+    fields = stat[stat.rfind(")") + 2 :].split()
+    if fields[0] in ("Z", "X", "x", "T", "t") or _MODULE.encode() not in command:
+        return False, None
+    return True, int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def _lock_is_live(lock):
+    """Whether a lock belongs to a compiling process that can still progress.
+
+    A lock without a process id (being written, or from an older version)
+    counts as live until it is stale (``_STALE_LOCK_SECONDS``).
+    """
+    try:
+        age = time.time() - lock.stat().st_mtime
+    except OSError:
+        return False
+    pid = _lock_pid(lock)
+    if pid is None:
+        return age <= _STALE_LOCK_SECONDS
+    return _process_state(pid)[0]
+
+
+def _remove_lock(lock, pid):
+    """Remove the lock left by the process ``pid`` (not a newer process's)."""
+    if _lock_pid(lock) == pid:
+        lock.unlink(missing_ok=True)
+
+
 def _take_lock(directory):
-    """Create the lock file (False if another process holds a recent one)."""
+    """Create the lock file (False if a live process holds one)."""
     lock = directory / LOCK_NAME
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        if lock.exists() and time.time() - lock.stat().st_mtime > _STALE_LOCK_SECONDS:
-            lock.unlink(missing_ok=True)
+        if lock.exists() and not _lock_is_live(lock):
+            lock.unlink(missing_ok=True)  # stale, or its process is gone
         descriptor = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
     except OSError:
         return False
@@ -167,7 +242,9 @@ def start_background_compilation(median=True, small=False):
     try:
         from numba.core import config
 
-        if config.DISABLE_JIT:
+        from treerank.engine._jit import caching_disabled
+
+        if config.DISABLE_JIT or caching_disabled():
             return False
         parts = [part for part in wanted if _is_cold(part)]
         directory = _cold_cache_directory(parts)
@@ -189,11 +266,12 @@ def start_background_compilation(median=True, small=False):
         "runpy.run_module('treerank.aggregation._warmup', run_name='__main__')"
     )
     command = [sys.executable, "-c", code, package_root, str(directory), *parts]
+    lock = directory / LOCK_NAME
     try:
         launched = subprocess.run(
             [sys.executable, "-S", "-c", _LAUNCHER, *command],
             stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             env=env,
             timeout=60,
@@ -201,8 +279,11 @@ def start_background_compilation(median=True, small=False):
         )
         if launched.returncode != 0:
             raise OSError("the launcher failed")
+        pid = (launched.stdout or b"").strip()
+        if pid.isdigit():  # the lock names the process that holds it
+            lock.write_text(pid.decode() + "\n", encoding="ascii")
     except Exception:
-        (directory / LOCK_NAME).unlink(missing_ok=True)
+        lock.unlink(missing_ok=True)
         return False
     _directory = directory
     return True
@@ -211,11 +292,14 @@ def start_background_compilation(median=True, small=False):
 def wait_for_background_compilation(kernel):
     """Wait while the second process compiles ``kernel``, if it does.
 
-    When this process started it, it still runs (its lock exists) and
-    ``kernel`` is neither compiled here nor cached, this waits until the
-    kernel is cached or the process ends, at most a minute (after which it
-    never waits again); the call of the kernel then loads it from the cache
-    (or compiles it, as without the process). Never raises.
+    When this process started it, it still runs (its lock exists, its
+    process is alive and not stopped) and ``kernel`` is neither compiled here
+    nor cached, this waits until the kernel is cached or the process ends,
+    at most a minute, and no longer than a few seconds
+    (``_STALL_SECONDS``) without the process using processor time; after
+    giving up it never waits again. A lock whose process is gone is removed.
+    The call of the kernel then loads it from the cache (or compiles it, as
+    without the process). Never raises.
 
     Parameters
     ----------
@@ -228,9 +312,23 @@ def wait_for_background_compilation(kernel):
     try:
         lock = _directory / LOCK_NAME
         index = _index_path(kernel)
-        deadline = time.monotonic() + _MAX_WAIT
+        now = time.monotonic()
+        deadline = now + _MAX_WAIT
+        pid, ticks, progressed = _lock_pid(lock), None, now
         while index is not None and lock.exists() and not index.exists():
-            if time.monotonic() > deadline:
+            now = time.monotonic()
+            if pid is None:
+                pid = _lock_pid(lock)
+            if pid is not None:
+                alive, used = _process_state(pid)
+                if not alive:  # killed or stopped: its lock is left over
+                    _remove_lock(lock, pid)
+                    _directory = None
+                    return
+                if used is not None and used != ticks:
+                    ticks, progressed = used, now
+            stalled = ticks is not None and now - progressed > _STALL_SECONDS
+            if now > deadline or stalled:
                 _directory = None  # it does not progress: never wait again
                 return
             time.sleep(0.02)

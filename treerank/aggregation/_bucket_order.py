@@ -18,8 +18,8 @@ validated item and ranking weights.
 import itertools
 
 import numpy as np
-from numba import njit
 
+from treerank.engine._jit import aggregation_jit
 from treerank.utils.validation import check_sample_weight
 
 __all__ = ["check_bucket_order", "check_rankings", "dense_bucket_order"]
@@ -167,7 +167,7 @@ def _dense_rows(rankings):
     return dense, n_buckets
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@aggregation_jit
 def _bucket_codes(rankings, low, span):
     """Per row, the dense code of every value of ``low[b] .. low[b] + span[b] - 1``.
 
@@ -193,7 +193,7 @@ def _bucket_codes(rankings, low, span):
     return codes, offsets, n_buckets
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@aggregation_jit
 def _apply_codes(rankings, low, codes, offsets, permutation, ranks, ranks_t):
     """Dense ranks of the rows ``permutation``, in both layouts."""
     n_rows, n_items = ranks.shape

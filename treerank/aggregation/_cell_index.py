@@ -18,9 +18,8 @@ lexicographically by a compiled merge sort of the distinct rows.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import numpy as np
-from numba import njit
 
-from treerank.engine._jit import inner_jit
+from treerank.engine._jit import aggregation_jit, inner_jit
 from treerank.engine._sorting import counting_argsort, stable_argsort
 
 __all__ = ["CellIndex"]
@@ -49,7 +48,7 @@ def _hash_row(rows, i):
     return h
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@aggregation_jit
 def _row_hashes(rows):
     out = np.empty(rows.shape[0], dtype=np.uint64)
     for i in range(rows.shape[0]):
@@ -65,7 +64,7 @@ def _rows_equal(a, i, b, j):
     return True
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@aggregation_jit
 def _insert_rows(rows, hashes, mask):
     """Cell of every row (first-appearance order) and one representative row each.
 
@@ -120,7 +119,7 @@ def _counting_argsort(values, n):
     return counting_argsort(keys, np.int64(largest) + 1)
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@aggregation_jit
 def _lexicographic_kernel(rows, ids, head):
     """Most-significant-column-first sort of ``ids`` by their rows (stable).
 
@@ -227,7 +226,7 @@ def _lexicographic_order(rows, ids):
     return _lexicographic_kernel(rows, ids, head)
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@aggregation_jit
 def _lookup(cells, cell_hashes, table, mask, rows, out):
     for i in range(rows.shape[0]):
         h = _hash_row(rows, i)
@@ -244,7 +243,7 @@ def _lookup(cells, cell_hashes, table, mask, rows, out):
         out[i] = found
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@aggregation_jit
 def _transpose(matrix):
     """C-contiguous transpose, in cache-sized tiles."""
     n_rows, n_columns = matrix.shape

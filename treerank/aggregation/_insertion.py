@@ -57,7 +57,6 @@ import numbers
 import threading
 
 import numpy as np
-from numba import njit
 
 from treerank.aggregation._bucket_index import _BucketIndex
 from treerank.aggregation._bucket_order import (
@@ -72,7 +71,7 @@ from treerank.aggregation._kernels import (
     _use_compiled,
     _weight_groups,
 )
-from treerank.engine._jit import inner_jit
+from treerank.engine._jit import aggregation_jit, inner_jit
 from treerank.utils.validation import check_sample_weight
 
 __all__ = ["ConsensusInserter"]
@@ -172,7 +171,7 @@ _FULL_TABLE_BUDGET = 1 << 25
 _GROUP = 64
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@aggregation_jit
 def _thresholds_kernel(
     ranks,
     permutation,
@@ -263,7 +262,7 @@ def _boundary_rising(columns_lo, columns_up, middle, tables):
     return cost_end >= cost_start
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@aggregation_jit
 def _block_search_kernel(
     lower,
     upper,
@@ -360,7 +359,7 @@ def _block_search_kernel(
         last[i] = min(bounds_buckets[min(low + 1, n_blocks)] + window, n_buckets)
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@aggregation_jit
 def _region_full_kernel(
     lower,
     upper,
@@ -464,7 +463,7 @@ def _group_table_sum(tables, base, column_lo, column_up, bounds, values):
     return below, at_most
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@aggregation_jit
 def _region_scan_kernel(
     lower,
     upper,

@@ -17,9 +17,8 @@ dense dtype of :class:`~._bucket_order._RankingData`, ranking weights as
 # SPDX-License-Identifier: BSD-3-Clause
 
 import numpy as np
-from numba import njit
 
-from treerank.engine._jit import inner_jit
+from treerank.engine._jit import aggregation_jit, inner_jit
 from treerank.engine._sorting import counting_argsort, stable_argsort
 
 __all__ = []
@@ -89,7 +88,7 @@ def _count_below(x, lower, upper):
 # ----------------------------------------------------------------------------
 # objective
 # ----------------------------------------------------------------------------
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@aggregation_jit
 def _pair_sums_kernel(order, sorted_buckets, ranks, n_buckets, masses):
     """Per-ranking weighted pair sums ``S_b`` of a consensus against the rankings.
 
@@ -199,7 +198,7 @@ def bucket_order(buckets):
     return counting_argsort(buckets, int(buckets.max()) + 1)
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@aggregation_jit
 def _gather_sorted(ranks_t, order):
     """The rank rows in the order ``order``, item-major and ranking-major."""
     n_items = order.shape[0]
@@ -222,7 +221,7 @@ def _gather_sorted(ranks_t, order):
 # ----------------------------------------------------------------------------
 # Borda
 # ----------------------------------------------------------------------------
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@aggregation_jit
 def _borda_kernel(ranks, n_buckets, masses, ranking_weights):
     n_rankings, n_items = ranks.shape
     costs = np.zeros(n_items, dtype=np.float64)
@@ -246,7 +245,7 @@ def _borda_kernel(ranks, n_buckets, masses, ranking_weights):
     return costs
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@aggregation_jit
 def _mean_rank_kernel(ranks, scale, ranking_weights):
     """``sum_b w_b r_b / K_b`` per item, added ranking by ranking (as numpy)."""
     n_rankings, n_items = ranks.shape
@@ -261,7 +260,7 @@ def _mean_rank_kernel(ranks, scale, ranking_weights):
 # ----------------------------------------------------------------------------
 # Copeland and KwikSort (small problems, exact arithmetic)
 # ----------------------------------------------------------------------------
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@aggregation_jit
 def _copeland_kernel(ranks_t, masses, ranking_weights):
     """Copeland score of each item: the mass it beats plus half the mass it
     draws with, itself excluded (exact sums: integral weights and masses).
@@ -288,7 +287,7 @@ def _copeland_kernel(ranks_t, masses, ranking_weights):
     return score
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@aggregation_jit
 def _kwiksort_kernel(ranks_t, ranking_weights, total_weight, uniforms):
     """One KwikSort run, level by level as :func:`._heuristics._kwiksort`.
 
@@ -431,7 +430,7 @@ def _compare_rows(ranks_t, j, i, group_bounds, group_values):
     return below, at_most
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@aggregation_jit
 def _window_sums_kernel(
     items,
     item_order,
@@ -568,7 +567,7 @@ def _window_sums_kernel(
 # ----------------------------------------------------------------------------
 # local search: best move of each item
 # ----------------------------------------------------------------------------
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@aggregation_jit
 def _best_moves_kernel(
     items,
     window,
@@ -673,12 +672,12 @@ def _best_moves_kernel(
 # ----------------------------------------------------------------------------
 # local search: exact change of a batch of moves
 # ----------------------------------------------------------------------------
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@aggregation_jit
 def _sign(x):
     return np.int64(x > 0.0) - np.int64(x < 0.0)
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@aggregation_jit
 def _pair_cost(better, worse, total_weight, relation):
     tied = total_weight - better - worse
     if relation < 0:
@@ -688,7 +687,7 @@ def _pair_cost(better, worse, total_weight, relation):
     return 0.5 * (better + worse)
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@aggregation_jit
 def _upper_bound(sorted_values, value):
     """``np.searchsorted(sorted_values, value, side="right")`` (a binary
     search; numba's generic one costs more compilation than its use here)."""
@@ -703,7 +702,7 @@ def _upper_bound(sorted_values, value):
     return low
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@aggregation_jit
 def _sweep_order(lo, chosen):
     """The chosen moves by increasing ``lo`` (ties in ``chosen`` order), and
     their sorted lows (float64, exact).
@@ -730,7 +729,7 @@ def _sweep_order(lo, chosen):
     return order, sorted_lo
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@aggregation_jit
 def _count_overlaps(lo, hi, chosen):
     """Number of pairs of chosen intervals [lo, hi] that intersect."""
     order, sorted_lo = _sweep_order(lo, chosen)
@@ -748,7 +747,7 @@ _SWEEP_COLUMNS_MIN_WIDTH = 32
 _SWEEP_COLUMNS_MAX_RANKINGS = 48
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@aggregation_jit
 def _batch_kernel(
     chosen,
     rank,
@@ -980,13 +979,13 @@ def _pairwise_sum(values, start, count):
     return sums[0]
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@aggregation_jit
 def _numpy_sum(values):
     """``float(values.sum())`` of a float64 array, as numpy computes it."""
     return 0.0 + _pairwise_sum(values, 0, values.shape[0])
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@aggregation_jit
 def _candidate_columns_kernel(window):
     """``_local_search._candidate_columns``: [ties, gaps] by distance to the item.
 
@@ -1006,7 +1005,7 @@ def _candidate_columns_kernel(window):
     return stable_argsort(keys, n_columns)
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@aggregation_jit
 def _local_search_kernel(
     ranks_t,
     masses,

@@ -9,7 +9,12 @@ rankers' scores in a CSV file) and ``demo``.
 
 Inputs are CSV files with a header row; the delimiter and a decimal comma are
 detected (or given with ``--delimiter`` and ``--decimal``), text columns are
-categorical features, ``-`` reads standard input. Outputs are written
+categorical features, ``-`` reads standard input. In CSV outputs, a text cell
+from data that a spreadsheet would run as a formula (starting with ``=``,
+``+``, ``-``, ``@``, a tab or a carriage return, and not a plain number) gets
+a ``'`` before it unless ``--raw-text`` is given (see
+:mod:`treerank.cli._text`); identifiers are otherwise written byte for byte.
+Outputs are written
 atomically, an existing output is only replaced with ``--force``, and a missing
 output folder is only created with ``--mkdir``; ``-`` (the default of
 ``score`` and ``export``) writes to standard output.
@@ -127,6 +132,17 @@ def _add_output_options(parser, *, required=False, default=None, what="output"):
     )
 
 
+def _add_raw_text_option(parser):
+    parser.add_argument(
+        "--raw-text",
+        action="store_true",
+        help="write text cells (ids, column names, categories, rules) as they are; "
+        "by default a text cell starting with = + - @ tab or carriage return "
+        "gets a ' before it, so that a spreadsheet does not run it as a formula "
+        "(numbers are never changed)",
+    )
+
+
 def _add_columns_options(parser):
     parser.add_argument("--target", required=True, help="name of the label column")
     parser.add_argument(
@@ -169,6 +185,15 @@ def _add_columns_options(parser):
         metavar="COL",
         help="these feature columns must hold numbers: text in them is an error "
         "rather than categories",
+    )
+    parser.add_argument(
+        "--max-columns",
+        type=_positive_int,
+        default=100_000,
+        metavar="N",
+        help="most feature columns read: a file with more is refused before its "
+        "rows are read (choose the features with --features or --drop, or raise "
+        "this; reading and fitting take about a second per 10,000 columns)",
     )
 
 
@@ -332,6 +357,7 @@ def _build_parser():
     )
     _add_input_options(score)
     _add_output_options(score, default="-", what="CSV file of scores")
+    _add_raw_text_option(score)
 
     explain = command(
         "explain",
@@ -351,6 +377,7 @@ def _build_parser():
     _add_scale_option(explain)
     _add_input_options(explain)
     _add_output_options(explain, default="-", what="CSV file of reason codes")
+    _add_raw_text_option(explain)
 
     export = command("export", "export a saved ranking tree")
     export.add_argument("model", help="model file")
@@ -440,6 +467,7 @@ def _build_parser():
     add_compare_arguments(compare)
     _add_input_options(compare)
     _add_output_options(compare, default="-", what="report")
+    _add_raw_text_option(compare)
     return parser
 
 

@@ -117,6 +117,9 @@ def _feature_columns(source, columns, features, categorical, ids, first_line):
         if name not in ids:
             values[name] = column
             continue
+        # the id's text is kept byte for byte; as a feature, it is read as the
+        # feature columns are (stripped)
+        column = np.array([value.strip() for value in column], dtype=object)
         missing = np.isin(column, MISSING_MARKERS)
         if name in categorical:
             values[name] = np.where(missing, None, column)

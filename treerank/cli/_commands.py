@@ -7,13 +7,14 @@ import contextlib
 import json
 import os
 import sys
+import warnings
 
 import numpy as np
 
 from treerank.cli._checks import check_output, check_readable
 from treerank.cli._csv import CsvError, CsvSource
-from treerank.cli._data import read_training_data
-from treerank.cli._text import escape, shorten
+from treerank.cli._data import UnseenCategories, read_training_data
+from treerank.cli._text import csv_field, escape, shorten
 from treerank.cli._usage import UsageError
 from treerank.utils._io import atomic_write
 
@@ -22,6 +23,16 @@ __all__ = ["check_output", "cmd_export", "cmd_fit", "cmd_score", "cmd_stability"
 
 def _say(text):
     print(text, file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def counted_unseen_categories():
+    """Silence the estimators' per-chunk warning: the command counts per file."""
+    from treerank.exceptions import UnseenCategoryWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnseenCategoryWarning)
+        yield
 
 
 def _usage_error(message):
@@ -135,6 +146,7 @@ def _read(args):
             categorical=args.categorical,
             numeric=args.numeric,
             n_rows=args.chunk_size,
+            max_columns=args.max_columns,
         )
         data.decimal = source.decimal
     for notice in data.notices:
@@ -276,7 +288,7 @@ def _score_columns(args, source, metadata, model):
             source.column_index(name, "an --id column")
     else:
         saved = metadata.get("id_columns") or []
-        ids = [n for n in saved if isinstance(n, str) and n in source.header]
+        ids = [n for n in saved if isinstance(n, str) and n in source.positions]
     grades = getattr(model, "classes_", ())
     if args.proba and len(grades) > 2:  # one probability per grade
         names = [f"probability_{g}" for g in np.asarray(grades).tolist()]
@@ -292,24 +304,15 @@ def _score_columns(args, source, metadata, model):
     return ids, outputs
 
 
-def _csv_field(text):
-    if any(c in text for c in ',"\r\n'):
-        return '"' + text.replace('"', '""') + '"'
-    return text
+def format_rows(text_columns, float_columns, *, raw=False):
+    """CSV lines of text columns then floats (exact repr).
 
-
-def format_rows(text_columns, float_columns):
-    """CSV lines of text columns (quoted as needed) then floats (exact repr).
-
-    ``repr`` of a float is the shortest text that reads back to the same
-    float, so the scores written are the scores computed, bit for bit.
+    Text cells are spreadsheet-safe unless ``raw`` and CSV-quoted as needed
+    (:func:`~treerank.cli._text.csv_field`). ``repr`` of a float is the
+    shortest text that reads back to the same float, so the scores written
+    are the scores computed, bit for bit.
     """
-    columns = []
-    for column in text_columns:
-        items = [str(item) for item in column]
-        if any(c in "".join(items) for c in ',"\r\n'):
-            items = [_csv_field(item) for item in items]
-        columns.append(items)
+    columns = [[csv_field(item, raw=raw) for item in column] for column in text_columns]
     columns += [
         list(map(repr, np.asarray(c, dtype=float).tolist())) for c in float_columns
     ]
@@ -341,25 +344,32 @@ def cmd_score(args):
         notice = columns.bind(source, ids)
         if notice:
             _say(notice)
+        unseen = UnseenCategories(model, columns.features)
         with text_output(args.out, args.force) as handle:
             header = True
             for first_line, text, X in columns.chunks(source, ids, args.chunk_size):
                 try:
-                    scores = scale(model.decision_function(X))
-                    proba = model.predict_proba(X) if args.proba else None
+                    with counted_unseen_categories():
+                        scores = scale(model.decision_function(X))
+                        proba = model.predict_proba(X) if args.proba else None
                     if proba is not None and proba.shape[1] == 2:
                         proba = proba[:, 1:]  # the positive class
                 except ValueError as exc:
                     where = _first_missing_cell(X, columns.features, first_line)
                     raise _missing_hint(exc, source.name, where) from None
+                unseen.add(X)
                 if header:
-                    handle.write(format_rows([[name] for name in [*ids, *outputs]], []))
+                    names = [[name] for name in [*ids, *outputs]]
+                    handle.write(format_rows(names, [], raw=args.raw_text))
                     header = False
                 numbers = [scores] if proba is None else [scores, *proba.T]
-                handle.write(format_rows([text[name] for name in ids], numbers))
+                texts = [text[name] for name in ids]
+                handle.write(format_rows(texts, numbers, raw=args.raw_text))
                 n_rows += X.shape[0]
             if header:
                 raise CsvError(f"{source.name} has a header but no data rows.")
+    for message in unseen.messages():
+        _say(f"treerank score: warning: {message}")
     destination = "standard output" if args.out == "-" else escape(args.out)
     _say(f"{n_rows} scores written to {destination} ({scale.name})")
     return 0

@@ -9,7 +9,6 @@ markdown, or written as markdown, LaTeX or CSV.
 # Authors: The treerank developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-import csv
 import sys
 
 from treerank.cli._text import escape, shorten
@@ -243,7 +242,7 @@ def run_compare(args):
     elif args.format == "latex":
         text = result.to_latex() + "\n"
     else:
-        text = _csv_text(result)
+        text = _csv_text(result, raw=args.raw_text)
     with text_output(args.out, args.force) as handle:
         handle.write(text)
     if args.out != "-":
@@ -251,16 +250,19 @@ def run_compare(args):
     return 0
 
 
-def _csv_text(result):
-    from io import StringIO
-
+def _csv_text(result, raw=False):
+    """The comparisons as CSV: numbers as they are, text cells spreadsheet-safe."""
     from treerank.bridge._compare import _COLUMNS
+    from treerank.cli._text import csv_field
 
-    buffer = StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(_COLUMNS)
+    def cell(value):
+        if isinstance(value, float):
+            return repr(value)
+        if isinstance(value, (bool, int)) or value is None:
+            return "" if value is None else str(value)
+        return csv_field(value, raw=raw)
+
+    lines = [",".join(csv_field(c, raw=raw) for c in _COLUMNS)]
     for row in result.comparisons:
-        writer.writerow(
-            [repr(row[c]) if isinstance(row[c], float) else row[c] for c in _COLUMNS]
-        )
-    return buffer.getvalue()
+        lines.append(",".join(cell(row[c]) for c in _COLUMNS))
+    return "\n".join(lines) + "\n"

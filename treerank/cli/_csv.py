@@ -15,6 +15,12 @@ missing markers as None), or with their kind inferred from the values
 the first lines when they show only one of the two); a number written with the
 other mark gets a message that names ``--decimal``.
 
+Text is UTF-8 (a byte order mark at the start is skipped); a file in UTF-16
+or UTF-32 is refused with a message that names its encoding. Lines end with
+LF or CRLF; a file whose lines end with CR alone (detected from its first
+64 KB, which then hold no LF) is read with every CR as a line end, a CR inside
+a quoted value included.
+
 Limits keep a hostile file from exhausting memory or the terminal: a line
 (or a quoted field spanning lines) longer than ``max_line_bytes`` is an error
 naming the line, the detection of the delimiter and of the decimal mark reads
@@ -102,11 +108,16 @@ def _size_text(n_bytes):
 
 
 class _Prefixed(io.RawIOBase):
-    """A raw stream that first returns ``head`` then the rest of ``stream``."""
+    """A raw stream that first returns ``head`` then the rest of ``stream``.
 
-    def __init__(self, head, stream):
+    With ``cr_lines``, every carriage return is read as a line feed (a file
+    whose lines end with CR alone).
+    """
+
+    def __init__(self, head, stream, cr_lines=False):
         self._head = memoryview(head)
         self._stream = stream
+        self._cr_lines = cr_lines
 
     def readable(self):
         return True
@@ -114,12 +125,44 @@ class _Prefixed(io.RawIOBase):
     def readinto(self, buffer):
         if self._head.nbytes:
             n = min(len(buffer), self._head.nbytes)
-            buffer[:n] = self._head[:n]
+            data = self._head[:n]
             self._head = self._head[n:]
-            return n
-        data = self._stream.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
+        else:
+            data = self._stream.read(len(buffer))
+            n = len(data)
+        if self._cr_lines:
+            data = bytes(data).replace(b"\r", b"\n")
+        buffer[:n] = data
+        return n
+
+
+# byte order marks of the encodings a CSV file is sometimes saved in
+_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32 (little-endian)"),
+    (b"\x00\x00\xfe\xff", "UTF-32 (big-endian)"),
+    (b"\xff\xfe", "UTF-16 (little-endian)"),
+    (b"\xfe\xff", "UTF-16 (big-endian)"),
+)
+
+
+def _wide_encoding(head):
+    """The name of a UTF-16 or UTF-32 encoding that ``head`` is in, else None.
+
+    By its byte order mark, or without one by its NUL bytes: text of ASCII
+    characters in UTF-16 has one NUL in every other byte.
+    """
+    for bom, name in _BOMS:
+        if head.startswith(bom):
+            return name
+    sample = head[:4096]
+    if len(sample) < 8:
+        return None
+    even, odd = sample[0::2], sample[1::2]
+    if odd.count(0) > 0.4 * len(odd) and even.count(0) < 0.05 * len(even):
+        return "UTF-16 (little-endian)"
+    if even.count(0) > 0.4 * len(even) and odd.count(0) < 0.05 * len(odd):
+        return "UTF-16 (big-endian)"
+    return None
 
 
 def _field_count(line, delimiter):
@@ -232,6 +275,38 @@ def _categories(series):
     return out
 
 
+# from this many columns read, the text columns are read in a second pass
+_WIDE_COLUMNS = 256
+
+
+class _NumberBlock:
+    """The columns of a chunk that pandas parsed as numbers, as one float64 block.
+
+    Taking the columns of a frame one by one costs pandas tens of
+    microseconds each; a wide file's numeric columns are converted at once,
+    and :meth:`get` returns a column of the block (a float64 array) or, for
+    a column that is not numeric, the frame's Series.
+    """
+
+    def __init__(self, frame, columns):
+        self.index = {}
+        if len(columns) < _WIDE_COLUMNS:
+            self.block = None
+            return
+        dtypes = frame.dtypes
+        numeric = [j for j in columns if dtypes[j].kind in "iuf"]
+        if len(numeric) == frame.shape[1]:  # no column to leave out: no copy
+            numeric = list(frame.columns)
+            self.block = frame.to_numpy(dtype=np.float64)
+        else:
+            self.block = frame[numeric].to_numpy(dtype=np.float64)
+        self.index = {j: k for k, j in enumerate(numeric)}
+
+    def get(self, j, frame):
+        k = self.index.get(j)
+        return frame[j] if k is None else self.block[:, k]
+
+
 class CsvSource:
     """A CSV input with a header row, read in chunks.
 
@@ -264,6 +339,8 @@ class CsvSource:
         Whether ``decimal`` was detected (rather than given or the default).
     header : list of str
         Column names.
+    positions : dict of str to int
+        The index of each column name.
     """
 
     def __init__(
@@ -284,9 +361,15 @@ class CsvSource:
             stream = self._open(os.fspath(path))
         try:
             head = stream.read(_HEAD_BYTES)
-            self._stream = io.BufferedReader(_Prefixed(head, stream), 1 << 20)
             self._raw = stream
             self._check_text(head)
+            # lines ended by CR alone (old Mac files): read as line feeds
+            self.cr_lines = b"\r" in head and b"\n" not in head
+            if self.cr_lines:
+                head = head.replace(b"\r", b"\n")
+            self._stream = io.BufferedReader(
+                _Prefixed(head, stream, self.cr_lines), 1 << 20
+            )
             text = self._decode_head(head)
             lines = _head_lines(text, complete=len(head) < _HEAD_BYTES)
             self.delimiter = (
@@ -304,6 +387,7 @@ class CsvSource:
                 )
             self._line = 0  # lines consumed so far
             self.header = self._read_header()
+            self.positions = {name: j for j, name in enumerate(self.header)}
         except BaseException:
             stream.close() if path != "-" else None
             raise
@@ -323,6 +407,13 @@ class CsvSource:
         if not head.strip():
             raise CsvError(
                 f"{self.name} is empty: a CSV file with a header row is expected."
+            )
+        encoding = _wide_encoding(head)
+        if encoding is not None:
+            raise CsvError(
+                f"{self.name} is {encoding} text, not UTF-8: convert it to UTF-8 "
+                f"(e.g. iconv -f {encoding.split()[0]} -t UTF-8, or save it as 'CSV "
+                "UTF-8' from the spreadsheet) and read the converted file."
             )
         nul = head.find(b"\x00")
         if nul >= 0:
@@ -411,8 +502,8 @@ class CsvSource:
 
     def column_index(self, name, role):
         """Index of column ``name``; a clear error if there is none."""
-        if name in self.header:
-            return self.header.index(name)
+        if name in self.positions:
+            return self.positions[name]
         hint = ""
         if len(self.header) == 1:
             joined = "".join(self.header)
@@ -565,7 +656,9 @@ class CsvSource:
             Numeric columns, read as float64 (missing cells are NaN); a value
             that is not a number is an error.
         text_columns : list of str
-            Columns read as text (object arrays of str, nothing missing).
+            Columns read as text, exactly as written (object arrays of str,
+            nothing missing; white space and carriage returns inside quoted
+            values kept).
         categorical_columns : list of str
             Columns read as categories: object arrays of str, None where the
             cell is empty or a missing-value marker.
@@ -579,14 +672,23 @@ class CsvSource:
         """
         import pandas as pd
 
-        index = self.header.index
+        index = self.positions.__getitem__
         numeric = [index(c) for c in columns]
         text = [index(c) for c in text_columns]
         categorical = [index(c) for c in categorical_columns]
         inferred = [index(c) for c in infer_columns]
         usecols = sorted({*numeric, *text, *categorical, *inferred})
         missing = list(MISSING_MARKERS)
-        na_values = dict.fromkeys((*numeric, *categorical, *inferred), missing)
+        # the missing-value markers apply to every column but the text ones: a
+        # table of markers per column costs pandas about 0.1 ms per column, so
+        # a wide file reads its text columns in a second pass instead
+        wide = len(usecols) > _WIDE_COLUMNS and 0 < len(text) < len(usecols)
+        if wide:
+            na_values = missing
+            usecols_first = sorted({*numeric, *categorical, *inferred})
+        else:
+            na_values = dict.fromkeys((*numeric, *categorical, *inferred), missing)
+            usecols_first = usecols
         options = {}
         if int(pd.__version__.split(".")[0]) < 3:
             options["float_precision"] = "round_trip"  # pandas 3 is exact by default
@@ -607,46 +709,64 @@ class CsvSource:
                 blank_pending = first_line + n_kept
             if n_kept == 0:
                 continue
+            if blob.startswith(b"\xef\xbb\xbf"):
+                # pandas drops a byte order mark at the start of its input: a
+                # value that starts with U+FEFF is kept whole behind a blank line
+                blob = b"\n" + blob
+            read = {
+                "sep": self.delimiter,
+                "decimal": self.decimal,
+                "header": None,
+                "names": range(len(self.header)),
+                "keep_default_na": False,
+                "skip_blank_lines": True,
+                "engine": "c",
+                "encoding": "utf-8",
+                "quotechar": '"',
+                **options,
+            }
             try:
                 frame = pd.read_csv(
                     io.BytesIO(blob),
-                    sep=self.delimiter,
-                    decimal=self.decimal,
-                    header=None,
-                    names=list(range(len(self.header))),
-                    usecols=usecols,
-                    dtype=dict.fromkeys([*text, *categorical], str),
-                    keep_default_na=False,
+                    usecols=usecols_first,
+                    dtype=dict.fromkeys([*categorical, *([] if wide else text)], str),
                     na_values=na_values,
-                    skip_blank_lines=True,
-                    engine="c",
-                    encoding="utf-8",
-                    quotechar='"',
-                    **options,
+                    **read,
                 )
+                texts = frame
+                if wide:
+                    texts = pd.read_csv(
+                        io.BytesIO(blob),
+                        usecols=text,
+                        dtype=str,
+                        na_filter=False,
+                        **read,
+                    )
             except pd.errors.ParserError:
                 # a line with too many fields: find it and say where
                 self._check_structure_slow(lines, first_line)
                 raise
-            if frame.shape[0] != n_kept:
+            if frame.shape[0] != n_kept or texts.shape[0] != n_kept:
                 raise CsvError(
                     f"{self.name}, lines {first_line} to {first_line + len(lines) - 1}"
                     f": {n_kept} rows were expected but {frame.shape[0]} were read (a "
                     "carriage return or an unbalanced quote inside a field?)."
                 )
             out = {}
+            block = _NumberBlock(frame, [*numeric, *inferred])
             for j, name in zip(numeric, columns):
-                out[name] = self._numeric(frame[j], name, first_line)
+                out[name] = self._numeric(block.get(j, frame), name, first_line)
             for j, name in zip(text, text_columns):
-                values = frame[j].to_numpy(dtype=object)
-                out[name] = np.array([v.strip() for v in values], dtype=object)
+                out[name] = texts[j].to_numpy(dtype=object)  # byte for byte
             for j, name in zip(categorical, categorical_columns):
                 out[name] = _categories(frame[j])
             for j, name in zip(inferred, infer_columns):
-                out[name] = self._inferred(frame[j], name, first_line)
+                out[name] = self._inferred(block.get(j, frame), name, first_line)
             yield first_line, out
 
     def _inferred(self, series, name, first_line):
+        if isinstance(series, np.ndarray):  # a column of the numeric block
+            return self._numeric(series, name, first_line)
         kind = series.dtype.kind
         if kind in "iufb":
             return self._numeric(series, name, first_line)
@@ -671,7 +791,14 @@ class CsvSource:
             line += 1 + sum(field.count("\n") for field in record)
 
     def _numeric(self, series, name, first_line):
-        if series.dtype.kind in "iufb":
+        if isinstance(series, np.ndarray):  # a column of the numeric block
+            values = series
+            if not np.isinf(values).any():
+                return values
+            import pandas as pd
+
+            series = pd.Series(values)
+        elif series.dtype.kind in "iufb":
             values = series.to_numpy(dtype=np.float64)
         else:
             values = self.to_numbers(series.to_numpy(dtype=object))

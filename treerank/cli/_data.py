@@ -26,6 +26,7 @@ __all__ = [
     "CATEGORY_KINDS",
     "MAX_CATEGORIES",
     "TrainingData",
+    "UnseenCategories",
     "category_values",
     "feature_frame",
     "read_training_data",
@@ -255,14 +256,19 @@ def feature_frame(columns, features, categorical):
     """
     import pandas as pd
 
-    data = {}
-    for name in features:
-        values = columns[name]
-        if name in categorical:
-            data[name] = pd.Series(values, dtype=object)
-        else:
-            data[name] = pd.Series(values, dtype=np.float64)
-    return pd.DataFrame(data, columns=features, copy=False)
+    numeric = [name for name in features if name not in categorical]
+    # the numeric columns as one float64 block: a Series per column costs
+    # pandas tens of microseconds, which a file of 100,000 columns feels
+    n_rows = len(columns[features[0]]) if features else 0
+    block = np.empty((n_rows, len(numeric)), dtype=np.float64)
+    for k, name in enumerate(numeric):
+        block[:, k] = columns[name]
+    frame = pd.DataFrame(block, columns=pd.Index(numeric, dtype=object), copy=False)
+    if len(numeric) == len(features):
+        return frame
+    for name in categorical:
+        frame[name] = pd.Series(columns[name], dtype=object)
+    return frame[features]
 
 
 def _value_list(values, limit=10):
@@ -331,6 +337,7 @@ def _labels(source, raw, lines, target, positive):
 
 
 def _check_kind_options(source, names, categorical, numeric):
+    names = set(names)
     both = [name for name in categorical if name in numeric]
     if both:
         raise UsageError(
@@ -357,6 +364,7 @@ def read_training_data(
     categorical=(),
     numeric=(),
     n_rows=100_000,
+    max_columns=None,
 ):
     """Read features and labels from a CSV source.
 
@@ -378,6 +386,11 @@ def read_training_data(
         Feature columns that must hold numbers (text is an error).
     n_rows : int, default=100_000
         Rows per chunk.
+    max_columns : int or None, default=None
+        Most feature columns: more is an error raised before any row is read.
+        The time and memory of the reading grow linearly with the cells (and
+        the per-column work of pandas and of the fit, tens of microseconds a
+        column, with the columns).
 
     Returns
     -------
@@ -387,10 +400,20 @@ def read_training_data(
     names = select_features(
         source, target=target, ids=ids, drop=drop, features=features
     )
+    if max_columns is not None and len(names) > max_columns:
+        raise CsvError(
+            f"{source.name} has {len(names):,} feature columns, more than the "
+            f"{max_columns:,} read at most (--max-columns): choose the features "
+            "with --features (or leave columns out with --drop), or raise "
+            "--max-columns."
+        )
     _check_kind_options(source, names, categorical, numeric)
+    categorical, numeric = set(categorical), set(numeric)
     forced = [name for name in names if name in categorical]
     strict = [name for name in names if name in numeric]
-    inferred = [name for name in names if name not in forced and name not in strict]
+    inferred = [
+        name for name in names if name not in categorical and name not in numeric
+    ]
     parts = {name: [] for name in names}
     labels, lines, n_read = [], [], 0
     for first_line, columns in source.chunks(
@@ -408,7 +431,7 @@ def read_training_data(
         n_read += n_rows_chunk
     if not labels:
         raise CsvError(f"{source.name} has a header but no data rows.")
-    raw = np.concatenate(labels)
+    raw = np.array([label.strip() for label in np.concatenate(labels)], dtype=object)
     lines = np.concatenate(lines)
     y, positive_value, negative_values = _labels(source, raw, lines, target, positive)
     if np.unique(y).shape[0] < 2:
@@ -418,9 +441,9 @@ def read_training_data(
         )
     values, kinds = {}, {}
     for name in names:
-        if name in forced:
+        if name in categorical:
             values[name], kind = _resolve_categorical(source, name, parts[name])
-        elif name in strict:
+        elif name in numeric:
             values[name], kind = np.concatenate([a for _, a in parts[name]]), None
         else:
             values[name], kind = _resolve_inferred(source, name, parts[name], lines)
@@ -523,3 +546,62 @@ def _id_like_columns(names, values, kinds):
                 f"scores instead, or --drop {shown} to leave it out"
             )
     return notices
+
+
+class UnseenCategories:
+    """The values of categorical columns a model never saw, over a whole file.
+
+    The estimators warn (:class:`~treerank.exceptions.UnseenCategoryWarning`)
+    chunk by chunk; the command line counts over the whole file instead
+    (:meth:`add` for each chunk) and reports each column once
+    (:meth:`messages`), past the estimators' share
+    (:data:`~treerank.utils._categorical.UNSEEN_CATEGORY_SHARE`).
+
+    Parameters
+    ----------
+    model : fitted estimator
+        Its ``_category_encoder`` (None: no categorical feature) is used.
+    features : list of str
+        The model's feature columns, in order.
+    """
+
+    def __init__(self, model, features):
+        self.encoder = getattr(model, "_category_encoder", None)
+        self.features = features
+        self.counts = {}  # feature -> [present, unseen, first distinct unseen]
+
+    def add(self, X):
+        """Count the unseen values of a chunk's features ``X``."""
+        import pandas as pd
+
+        if self.encoder is None:
+            return
+        for j, (n_present, values) in self.encoder.unseen_categories(X).items():
+            count = self.counts.setdefault(j, [0, 0, []])
+            count[0] += n_present
+            count[1] += values.shape[0]
+            if values.shape[0] and len(count[2]) < 5:
+                for value in pd.unique(values):
+                    if value not in count[2] and len(count[2]) < 5:
+                        count[2].append(value)
+
+    def messages(self):
+        """One warning per column with too many values never seen in fit."""
+        from treerank.utils._categorical import UNSEEN_CATEGORY_SHARE
+
+        out = []
+        for j, (n_present, n_unseen, examples) in sorted(self.counts.items()):
+            if not n_present or n_unseen / n_present <= UNSEEN_CATEGORY_SHARE:
+                continue
+            known = self.encoder.categories_[j].tolist()
+            shown = ", ".join(shorten(v, 40) for v in examples)
+            learned = ", ".join(shorten(v, 40) for v in known[:5])
+            if len(known) > 5:
+                learned += f", ... ({len(known)} in all)"
+            out.append(
+                f"column {shorten(self.features[j])}: {n_unseen} of {n_present} "
+                f"values ({n_unseen / n_present:.0%}) are categories the model never "
+                f"saw (such as {shown}); they were scored as missing values. The "
+                f"model's categories are {learned}."
+            )
+        return out

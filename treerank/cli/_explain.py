@@ -214,7 +214,7 @@ def _id_columns(args, source, metadata, outputs):
             source.column_index(name, "an --id column")
     else:
         saved = (metadata or {}).get("id_columns") or []
-        ids = [n for n in saved if isinstance(n, str) and n in source.header]
+        ids = [n for n in saved if isinstance(n, str) and n in source.positions]
     clash = [name for name in ids if name in outputs]
     if clash:
         raise UsageError(
@@ -222,12 +222,6 @@ def _id_columns(args, source, metadata, outputs):
             "column; rename it in the file."
         )
     return ids
-
-
-def _field(text):
-    if any(c in text for c in ',"\r\n'):
-        return '"' + text.replace('"', '""') + '"'
-    return text
 
 
 def _output_columns(top, with_errors, with_proxy):
@@ -242,14 +236,19 @@ def _output_columns(top, with_errors, with_proxy):
     return columns
 
 
-def _lines(ids, id_columns, explanation, table, top, reasons_for):
-    """The output lines of one chunk (text, quoted as CSV needs).
+def _lines(ids, id_columns, explanation, table, top, reasons_for, raw=False):
+    """The output lines of one chunk (text spreadsheet-safe, quoted as CSV needs).
 
     ``other_contributions`` is the sum of the contributions not listed as
     reasons, so that every line adds up: ``score = base + contribution_1 +
     ... + other_contributions (+ proxy_difference)``.
     """
     import numpy as np
+
+    from treerank.cli._text import csv_field
+
+    def _field(text):
+        return csv_field(text, raw=raw)
 
     with_errors = explanation.std_errors is not None
     values = explanation.values
@@ -263,7 +262,7 @@ def _lines(ids, id_columns, explanation, table, top, reasons_for):
     label = _field(reasons_for)
     lines = []
     for i in range(len(explanation)):
-        fields = [_field(str(id_columns[name][i])) for name in ids]
+        fields = [_field(id_columns[name][i]) for name in ids]
         fields += [repr(float(explanation.scores[i])), base, label]
         for rank in range(top):
             feature = int(features[i, rank])
@@ -319,8 +318,15 @@ def run_explain(args):
     from sklearn.utils import check_random_state
 
     from treerank.cli._checks import precheck
-    from treerank.cli._commands import _first_missing_cell, _missing_hint, text_output
+    from treerank.cli._commands import (
+        _first_missing_cell,
+        _missing_hint,
+        counted_unseen_categories,
+        text_output,
+    )
     from treerank.cli._csv import CsvError
+    from treerank.cli._data import UnseenCategories
+    from treerank.cli._text import csv_field
     from treerank.inspection import shapley_values
     from treerank.inspection._reason_codes import reason_table
     from treerank.inspection._shapley import chosen_algorithm
@@ -370,20 +376,30 @@ def run_explain(args):
         notice = columns.bind(source, ids)
         if notice:
             print(notice, file=sys.stderr)
+        unseen = UnseenCategories(model, columns.features)
         with text_output(args.out, args.force) as handle:
-            handle.write(",".join(_field(name) for name in [*ids, *outputs]) + "\n")
+            header = [csv_field(name, raw=args.raw_text) for name in [*ids, *outputs]]
+            handle.write(",".join(header) + "\n")
             for first_line, text, X in columns.chunks(source, ids, args.chunk_size):
                 try:
-                    explanation = shapley_values(model, X, **options)
+                    with counted_unseen_categories():
+                        explanation = shapley_values(model, X, **options)
                 except ValueError as exc:
                     where = _first_missing_cell(X, columns.features, first_line)
                     raise _missing_hint(exc, source.name, where) from None
+                unseen.add(X)
                 explanation.feature_names = list(columns.features)  # the file's
                 table = reason_table(model, explanation, args.top, direction)
-                handle.write(_lines(ids, text, explanation, table, args.top, towards))
+                handle.write(
+                    _lines(
+                        ids, text, explanation, table, args.top, towards, args.raw_text
+                    )
+                )
                 n_rows += X.shape[0]
             if n_rows == 0:
                 raise CsvError(f"{source.name} has a header but no data rows.")
+    for message in unseen.messages():
+        print(f"treerank explain: warning: {message}", file=sys.stderr)
     destination = "standard output" if args.out == "-" else escape(args.out)
     print(
         f"reasons of {n_rows} rows written to {destination}. "

@@ -162,5 +162,7 @@ def decode_common(model, description):
             raise ValueError("feature_names_in must be a list of strings")
         if len(names) != model.n_features_in_:
             raise ValueError("feature_names_in does not match n_features_in")
+        if len(set(names)) != len(names):  # no X could be given to it
+            raise ValueError("feature_names_in holds a name twice")
         model.feature_names_in_ = np.asarray(names, dtype=object)
     _decode_categories(model, description)

@@ -16,9 +16,12 @@ What a RankingForest needs, beyond its trees, to score a row as it did:
 
 Reading checks that the cells are distinct (as points, they are routed to
 their leaves), that the consensus uses the positions 0, 1, ... without gaps,
-that the masses are positive and the mid-ranks in [0, 1] and non-increasing
-along each tree's order of its leaves, and that the training arrays draw the
-rows the forest's sampling draws.
+that the masses are positive, that the stored Kendall objectives of the
+consensus and of the Borda order are those the cells, masses and consensus
+give (an edited mass or consensus position changes them), that the mid-ranks
+are in [0, 1], non-increasing along each tree's order of its leaves and the
+mid-ranks of non-negative masses adding up to 1, and that the training arrays
+draw the rows the forest's sampling draws.
 """
 
 # Authors: The treerank developers
@@ -39,6 +42,7 @@ from treerank.model_io._arrays import (
 from treerank.model_io._params import json_number
 
 __all__ = [
+    "OBJECTIVE_ROUNDING",
     "decode_leaf_scores",
     "encode_leaf_scores",
     "pack_aggregation",
@@ -47,6 +51,10 @@ __all__ = [
     "unpack_midranks",
     "unpack_training_data",
 ]
+
+
+OBJECTIVE_ROUNDING = 1e-9
+"""Relative difference allowed between a stored and a recomputed objective."""
 
 
 def encode_leaf_scores(model, description):
@@ -119,14 +127,38 @@ def pack_aggregation(model, arrays, corners=True):
 
 
 def unpack_median(model, arrays, n_leaves):
-    """The median of a forest: cells, consensus, masses, and their indexes."""
-    from treerank.aggregation import CellIndex, ConsensusInserter
+    """The median of a forest: cells, consensus, masses, and their indexes.
+
+    The stored objectives (``consensus_objective_``, ``borda_objective_``, set
+    by the caller) must be those of the cells, masses and consensus: the
+    Kendall objective of the consensus, and that of the Borda order of the
+    cells (a function of their rankings and masses alone).
+    """
+    from treerank.aggregation import (
+        CellIndex,
+        ConsensusInserter,
+        kemeny_median,
+        kemeny_objective,
+    )
 
     _set_median(model, arrays, n_leaves)
+    rankings = model._cell_rankings(model.cells_)
+    weights = model.cell_weights_
+    consensus = kemeny_objective(model.consensus_, rankings, item_weights=weights)
+    borda = kemeny_median(rankings, item_weights=weights, method="borda").consensus
+    borda = kemeny_objective(borda, rankings, item_weights=weights)
+    for name, value in (
+        ("consensus_objective", consensus),
+        ("borda_objective", borda),
+    ):
+        stored = getattr(model, name + "_")
+        if not abs(float(value) - stored) <= OBJECTIVE_ROUNDING * max(1.0, stored):
+            raise ValueError(
+                f"{name} is {stored!r}, but the cells, their masses and the "
+                f"consensus give {float(value)!r}: they are not the fitted median"
+            )
     model._inserter = ConsensusInserter(
-        model.consensus_,
-        model._cell_rankings(model.cells_),
-        item_weights=model.cell_weights_,
+        model.consensus_, rankings, item_weights=weights
     )
     model._cell_index = CellIndex(model.cells_)
 
@@ -307,9 +339,40 @@ def unpack_midranks(model, arrays, n_leaves):
     model._midranks = np.split(midranks, cuts)
     for b, tree_midranks in enumerate(model._midranks):
         # along the tree's order of its leaves (its leaf scores)
-        order = np.argsort(model._tree_positions(b), kind="stable")
+        positions = model._tree_positions(b)
+        order = np.argsort(positions, kind="stable")
         if np.any(np.diff(tree_midranks[order]) > ROUNDING):
             raise ValueError("midranks must not increase from a tree's best leaf")
+        _check_midrank_masses(tree_midranks, positions, b)
+
+
+def _check_midrank_masses(midranks, positions, tree):
+    """The mid-ranks of a tree are those of masses: non-negative, adding up to 1.
+
+    The mid-rank of the leaves at position p (best first) is the mass of the
+    positions after p plus half their own, so the masses follow from the
+    mid-ranks: ``w_0 = 2 (1 - m_0)``, ``w_p = 2 (m_{p-1} - m_p) - w_{p-1}``,
+    and the last mid-rank is half the last mass. Leaves at one position share
+    its mid-rank. All-zero mid-ranks (a constant ranker), or mid-ranks scaled
+    or shifted, imply a negative mass or a total other than 1: refused.
+    """
+    present, first = np.unique(positions, return_index=True)
+    values = midranks[first]  # one mid-rank per position, best first
+    if np.any(np.abs(midranks - values[np.searchsorted(present, positions)]) > 0):
+        raise ValueError(
+            f"midranks of tree {tree}: leaves at one position have different mid-ranks"
+        )
+    masses = np.empty(values.shape[0])
+    previous_midrank, previous_mass = 1.0, 0.0
+    for p, midrank in enumerate(values.tolist()):
+        masses[p] = 2.0 * (previous_midrank - midrank) - previous_mass
+        previous_midrank, previous_mass = midrank, masses[p]
+    tolerance = ROUNDING * max(1, values.shape[0])
+    if np.any(masses < -tolerance) or abs(values[-1] - masses[-1] / 2) > tolerance:
+        raise ValueError(
+            f"midranks of tree {tree} are not the mid-ranks of any masses (they "
+            "imply a negative mass, or masses that do not add up to 1)"
+        )
 
 
 def pack_training_data(model, arrays):

@@ -15,7 +15,8 @@ only at the nodes that use it. Rules laid out otherwise (never by the engine)
 are written whole, as files written before the compact layout are; both load.
 
 Reading checks that the rules of the internal nodes tile the rule arrays in
-node order; that each rule is a proper binary tree over its range (children
+node order; that each feature's thresholds are stored in increasing order;
+that each rule is a proper binary tree over its range (children
 allocated in sibling pairs after their parent, as the engine does), no
 deeper than the LeafRank's ``max_depth``, splitting on existing features at
 finite thresholds (or ``+inf``: all non-missing values left), with inner
@@ -524,6 +525,7 @@ def thresholds_from_dictionary(arrays, n_features):
         offsets_name,
     )
     values = check_array(arrays, values_name, kinds=field.kinds, dtype=np.float64)
+    _check_ascending_grids(values, offsets, values_name)
     inner = feature >= 0
     # each split's index among the thresholds of its own feature (a negative
     # one would read the previous feature's)
@@ -538,6 +540,29 @@ def thresholds_from_dictionary(arrays, n_features):
     threshold = np.where(index == 0, 0.0, 1.0)
     threshold[inner] = values[offsets[feature[inner]] + inner_index]
     return ArrayView(arrays, replace={"rule_threshold": threshold})
+
+
+def _check_ascending_grids(values, offsets, name):
+    """Each feature's distinct thresholds in increasing order, as written.
+
+    The writer stores them sorted and distinct (``np.unique``); a file whose
+    grid is out of order gives its splits other thresholds than the ones
+    they were fitted with, so it is refused.
+    """
+    if values.shape[0] < 2:
+        return
+    steps = np.diff(values)
+    within = np.ones(steps.shape[0], dtype=bool)
+    # the step from a feature's last threshold to the next feature's first
+    ends = offsets[1:-1] - 1
+    within[ends[(ends >= 0) & (ends < steps.shape[0])]] = False
+    steps = steps[within]
+    # a NaN is refused by the checks of the rules' thresholds, by name
+    if not np.all((steps > 0) | np.isnan(steps)):
+        raise ValueError(
+            f"the array {name} must hold each feature's thresholds in strictly "
+            "increasing order"
+        )
 
 
 def _unpack_bits(arrays, name, count):

@@ -1028,6 +1028,57 @@ def check_object(obj, keys, where, checked):
         fitted, shape = _pipeline(place, obj)
     elif fitted:
         shape = (n, _TRANSFORMERS[cls](place, obj, n))
+        _smoke_transform(place, obj, shape)
     else:
         shape = (None, None)
     checked[id(obj)] = (fitted, shape)
+
+
+def _smoke_input(obj, n):
+    """Rows a fitted transformer must accept, or None (composites, identity)."""
+    cls = type(obj)
+    if cls in (StandardScaler, MinMaxScaler, MaxAbsScaler, RobustScaler):
+        return np.zeros((1, n))
+    if cls is MissingIndicator and obj._precomputed:
+        return np.zeros((1, n), dtype=bool)  # the mask its imputer gives it
+    if cls in (SimpleImputer, MissingIndicator):
+        fit_dtype = obj.__dict__.get("_fit_dtype", np.dtype(np.float64))
+        if fit_dtype.kind == "O":
+            if cls is MissingIndicator:
+                return None
+            return np.array([obj.statistics_], dtype=object)
+        # a row of zeros and, when it is a number, a row of the missing value
+        missing = obj.missing_values
+        rows = [[0.0] * n]
+        if _is_real(missing) and not _is_flag(missing):
+            rows.append([float(missing)] * n)
+        return np.array(rows)
+    if cls in (OneHotEncoder, OrdinalEncoder):
+        return np.array([[c[0] for c in obj.categories_]], dtype=object)
+    return None
+
+
+def _smoke_transform(where, obj, shape):
+    """``transform`` of a row the transformer was fitted on must work.
+
+    The checks above are those of each attribute and of their relations; a
+    state can pass them and still make ``transform`` raise (a SimpleImputer
+    whose ``missing_values`` is a string while it was fitted on numbers), which
+    would fail every prediction of the loaded model: it is refused here, with
+    scikit-learn's own message.
+    """
+    import warnings
+
+    X = _smoke_input(obj, shape[0])
+    if X is None:
+        return
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # feature names, versions
+            out = obj.transform(X)
+    except Exception as exc:  # the transformer's own refusal
+        detail = str(exc).split(". ")[0][:200]
+        where.fail(f"transform fails on a row of its inputs ({detail})")
+    width = out.shape[1] if hasattr(out, "shape") and len(out.shape) == 2 else None
+    if width != shape[1]:
+        where.fail(f"transform writes {width} columns, not {shape[1]}")

@@ -5,20 +5,41 @@ it as category codes 0, 1, ..., C - 1 (NaN for a missing value); this module
 decides which columns are categorical (``categorical_features``, as in
 scikit-learn's ``HistGradientBoostingClassifier``) and maps their values to
 codes and back to labels.
+
+At prediction time a value of a categorical feature that was never seen in
+fit is scored as a missing value. Two cases are not left silent:
+
+- a column given as numbers (for instance a pandas categorical column's
+  ``.cat.codes``) where the model learned text labels, or as text where it
+  learned numbers, such that no value can match a category: a
+  :class:`~treerank.exceptions.FeatureError` naming the column;
+- more than :data:`UNSEEN_CATEGORY_SHARE` (5%) of a column's non-missing
+  values never seen in fit: an
+  :class:`~treerank.exceptions.UnseenCategoryWarning` naming the column, the
+  share and examples of the values.
+
+A pandas categorical column whose categories are declared in another order
+is read by its labels: it scores as the fitted order does.
 """
 
 # Authors: The treerank developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import os
+import sys
+import warnings
+
 import numpy as np
 from sklearn.utils.validation import check_array
 
+from treerank.exceptions import FeatureError, UnseenCategoryWarning
 from treerank.utils._sklearn_compat import StrOptions, validate_data
 from treerank.utils._sparse import is_sparse
 
 __all__ = [
     "CATEGORICAL_FEATURES_CONSTRAINT",
     "MAX_CATEGORIES",
+    "UNSEEN_CATEGORY_SHARE",
     "CategoryEncoder",
     "categorical_mask",
     "category_labels",
@@ -31,6 +52,12 @@ CATEGORICAL_FEATURES_CONSTRAINT = [StrOptions({"from_dtype"}), "array-like", Non
 MAX_CATEGORIES = 255
 """Most categories of one feature (codes 0..254; 255 marks missing values)."""
 
+UNSEEN_CATEGORY_SHARE = 0.05
+"""Share of a column's non-missing values unseen in fit above which a warning is
+emitted (:class:`~treerank.exceptions.UnseenCategoryWarning`)."""
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 
 def _is_frame(X):
     return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
@@ -40,11 +67,12 @@ def _column(X, j):
     return X.iloc[:, j] if _is_frame(X) else np.asarray(X, dtype=object)[:, j]
 
 
-def _is_categorical_dtype(series):
-    """A pandas column of dtype category, string or object (text)."""
+def _is_categorical_dtype(dtype):
+    """A pandas dtype of category, string or object (text)."""
     import pandas as pd
 
-    dtype = series.dtype
+    if isinstance(dtype, np.dtype) and dtype.kind in "biufcmM":
+        return False  # a numpy dtype of numbers or dates (the quick answer)
     return (
         isinstance(dtype, pd.CategoricalDtype)
         or pd.api.types.is_string_dtype(dtype)
@@ -91,7 +119,8 @@ class CategoryEncoder:
     >>> encoder = CategoryEncoder().fit(X)
     >>> encoder.categories_[0].tolist(), encoder.categories_[1]
     (['Lyon', 'Oslo'], None)
-    >>> encoder.transform(pd.DataFrame({"city": ["Oslo", "Rome"], "age": [1, 2]}))
+    >>> new = pd.DataFrame({"city": ["Oslo", "Rome"], "age": [1, 2]})
+    >>> encoder.transform(new, check_unseen=False)  # Rome: unseen, as missing
     array([[ 1.,  1.],
            [nan,  2.]])
     """
@@ -114,10 +143,9 @@ class CategoryEncoder:
                 )
             if not _is_frame(X):
                 return np.zeros(n_features, dtype=bool)
-            return np.array(
-                [_is_categorical_dtype(X.iloc[:, j]) for j in range(n_features)],
-                dtype=bool,
-            )
+            # from the dtypes at once (taking 100,000 columns one by one takes
+            # pandas seconds)
+            return np.array([_is_categorical_dtype(d) for d in X.dtypes], dtype=bool)
         values = np.asarray(spec)
         if values.ndim != 1:
             raise ValueError(
@@ -212,15 +240,22 @@ class CategoryEncoder:
         """Whether some feature is categorical."""
         return bool(self.is_categorical_.any())
 
-    def transform(self, X):
+    def transform(self, X, *, check_unseen=True):
         """Floats for numeric columns, category codes for categorical ones.
 
         Unknown categories and missing values become NaN (the trees send them
-        where missing values go).
+        where missing values go). With ``check_unseen``, a categorical column
+        whose values are all of another kind than its categories (numbers
+        for text labels, or text for numbers) is refused with a
+        :class:`~treerank.exceptions.FeatureError`, and one with more than
+        :data:`UNSEEN_CATEGORY_SHARE` of its non-missing values unseen in fit
+        gives an :class:`~treerank.exceptions.UnseenCategoryWarning`.
 
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
+        check_unseen : bool, default=True
+            Check the values unseen in fit (see above).
 
         Returns
         -------
@@ -230,7 +265,19 @@ class CategoryEncoder:
         n_features = self.is_categorical_.shape[0]
         out = np.empty((n_samples, n_features), dtype=np.float64)
         names = [str(c) for c in X.columns] if _is_frame(X) else None
+        numeric = np.flatnonzero(~self.is_categorical_)
+        converted = np.zeros(n_features, dtype=bool)
+        if _is_frame(X) and numeric.shape[0] > 1:
+            # the numeric columns at once (one by one, a wide frame is slow)
+            try:
+                out[:, numeric] = X.iloc[:, numeric].to_numpy(dtype=np.float64)
+            except (TypeError, ValueError):
+                pass  # the column that is not numeric is named below
+            else:
+                converted[numeric] = True
         for j in range(n_features):
+            if converted[j]:
+                continue
             column = _column(X, j)
             name = names[j] if names else j
             if not self.is_categorical_[j]:
@@ -243,20 +290,96 @@ class CategoryEncoder:
                         "text are categorical by default)."
                     ) from None
                 continue
-            out[:, j] = self._codes(column, self.categories_[j])
+            values = np.asarray(column, dtype=object)
+            codes, unseen = self._codes(values, self.categories_[j])
+            if check_unseen and unseen.any():
+                self._check_unseen(name, column, values, unseen, j)
+            out[:, j] = codes
         return out
 
     @staticmethod
-    def _codes(column, categories):
+    def _codes(values, categories):
+        """Codes of ``values`` (NaN: missing or unseen) and the unseen mask."""
         import pandas as pd
 
-        codes = (
-            pd.Index(categories, dtype=object)
-            .get_indexer(np.asarray(column, dtype=object))
-            .astype(np.float64)
-        )
+        codes = pd.Index(categories, dtype=object).get_indexer(values)
+        unseen = codes < 0
+        if unseen.any():
+            unseen &= ~pd.isna(values)
+        codes = codes.astype(np.float64)
         codes[codes < 0] = np.nan  # missing, or a category unseen in fit
-        return codes
+        return codes, unseen
+
+    def unseen_categories(self, X):
+        """Per categorical feature, its values never seen in fit.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        unseen : dict
+            For each categorical feature index ``j``: ``(n_present, values)``,
+            the number of non-missing values of the column and the array of
+            those unseen in fit (one entry per row, repeats included).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from treerank.utils import CategoryEncoder
+        >>> encoder = CategoryEncoder().fit(pd.DataFrame({"city": ["Lyon", "Oslo"]}))
+        >>> n, values = encoder.unseen_categories(
+        ...     pd.DataFrame({"city": ["Oslo", "Rome", None]}))[0]
+        >>> n, values.tolist()
+        (2, ['Rome'])
+        """
+        import pandas as pd
+
+        out = {}
+        for j in np.flatnonzero(self.is_categorical_):
+            values = np.asarray(_column(X, j), dtype=object)
+            _, unseen = self._codes(values, self.categories_[j])
+            out[int(j)] = (int((~pd.isna(values)).sum()), values[unseen])
+        return out
+
+    def _check_unseen(self, name, column, values, unseen, j):
+        """Refuse values of the wrong kind, warn about many unseen values."""
+        import pandas as pd
+
+        present = ~pd.isna(values)
+        n_present, n_unseen = int(present.sum()), int(unseen.sum())
+        categories = self.categories_[j]
+        known = _examples(categories)
+        given = _value_kind(values[present])
+        learned = _value_kind(categories)
+        if n_unseen == n_present and None not in (given, learned) and given != learned:
+            dtype = str(getattr(column, "dtype", "object"))
+            shown = "" if dtype == "object" else f"dtype {dtype}: "
+            if given == "number":
+                hint = (
+                    "category codes? Pass the labels themselves (for a pandas "
+                    "categorical column, the column rather than its .cat.codes), "
+                    "or refit with the codes as categories"
+                )
+            else:
+                hint = "convert the column to numbers, as it was in fit"
+            raise FeatureError(
+                f"categorical feature {name!r} was fitted on {learned} categories "
+                f"({known}), but X gives it {given}s ({shown}"
+                f"{_examples(pd.unique(values[present]))}), none of which can be a "
+                f"category of the model: {hint}."
+            )
+        share = n_unseen / n_present
+        if share > UNSEEN_CATEGORY_SHARE:
+            warnings.warn(
+                f"categorical feature {name!r}: {n_unseen} of {n_present} values "
+                f"({share:.0%}) are categories never seen in fit "
+                f"({_examples(pd.unique(values[unseen]))}); they are scored as "
+                f"missing values. The categories seen in fit are {known}.",
+                UnseenCategoryWarning,
+                stacklevel=_user_stacklevel(),
+            )
 
     def labels(self):
         """Per feature, the display labels of its codes (None if numeric)."""
@@ -264,6 +387,47 @@ class CategoryEncoder:
             None if c is None else [str(v) for v in c.tolist()]
             for c in self.categories_
         ]
+
+
+def _value_kind(values):
+    """``"number"`` or ``"text"`` when every value is one, else None."""
+    import pandas as pd
+
+    if len(values) == 0:
+        return None
+    kind = pd.api.types.infer_dtype(np.asarray(values, dtype=object), skipna=True)
+    if kind in ("string", "unicode"):
+        return "text"
+    if kind in (
+        "integer",
+        "floating",
+        "mixed-integer-float",
+        "decimal",
+        "boolean",
+        "complex",
+    ):
+        return "number"
+    return None
+
+
+def _examples(values, limit=5):
+    """The first ``limit`` values for a message: ``'a', 'b', ... (12 in all)``."""
+    values = list(values)
+    shown = ", ".join(repr(v)[:40] for v in values[:limit])
+    if len(values) > limit:
+        shown += f", ... ({len(values)} in all)"
+    return shown
+
+
+def _user_stacklevel():
+    """The stack level of the first caller outside treerank and scikit-learn."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None:
+        path = frame.f_code.co_filename
+        if not (path.startswith(_PACKAGE_DIR) or f"{os.sep}sklearn{os.sep}" in path):
+            break
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 _NO_Y = "no_validation"

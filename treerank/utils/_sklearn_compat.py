@@ -16,7 +16,7 @@ from sklearn.utils._param_validation import (
     StrOptions,
     validate_params,
 )
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import validate_data as _sklearn_validate_data
 
 __all__ = [
     "HasMethods",
@@ -27,3 +27,17 @@ __all__ = [
     "validate_data",
     "validate_params",
 ]
+
+
+def validate_data(estimator, /, X="no_validation", y="no_validation", **kwargs):
+    """scikit-learn's ``validate_data``, after treerank's checks of X's columns.
+
+    Duplicate column names and columns of dates or durations raise a
+    :class:`~treerank.exceptions.FeatureError` naming them
+    (:func:`~treerank.utils.validation.check_frame_columns`) rather than a
+    third-party error naming no column.
+    """
+    from treerank.utils.validation import check_frame_columns
+
+    check_frame_columns(X)
+    return _sklearn_validate_data(estimator, X, y, **kwargs)

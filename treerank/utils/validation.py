@@ -10,6 +10,7 @@ from sklearn.utils.multiclass import type_of_target
 
 __all__ = [
     "check_bipartite_target",
+    "check_frame_columns",
     "check_sample_weight",
     "check_scores",
     "check_training_target",
@@ -105,6 +106,71 @@ def check_bipartite_target(y, *, input_name="y", allow_single_class=False):
             )
         return np.full(y.shape[0], int(positive)), classes
     return (y == classes[1]).astype(int), classes
+
+
+def check_frame_columns(X):
+    """Refuse a DataFrame's columns that no treerank estimator can read.
+
+    Two columns of the same name, and columns of dates, times or durations
+    (datetime64, timezone-aware datetimes, timedelta64, periods), raise a
+    :class:`~treerank.exceptions.FeatureError` naming them, with what to do;
+    anything else (arrays included) passes unchanged. Every estimator's
+    validation calls it first.
+
+    Parameters
+    ----------
+    X : object
+        The ``X`` given to ``fit`` or a prediction method.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from treerank.utils.validation import check_frame_columns
+    >>> seen = pd.to_datetime(["2024-01-02", "2024-03-04"])
+    >>> check_frame_columns(pd.DataFrame({"age": [30, 41], "seen": seen}))
+    Traceback (most recent call last):
+    ...
+    treerank.exceptions.FeatureError: X column 'seen' holds dates or times ...
+    """
+    columns = getattr(X, "columns", None)
+    dtypes = getattr(X, "dtypes", None)
+    if columns is None or dtypes is None or isinstance(X, np.ndarray):
+        return
+    from treerank.exceptions import FeatureError
+
+    try:
+        names = list(columns)
+    except TypeError:
+        return
+    if len(set(map(repr, names))) != len(names):
+        counts = {}
+        for name in names:
+            counts[repr(name)] = counts.get(repr(name), 0) + 1
+        repeated = [f"{name} ({n} times)" for name, n in counts.items() if n > 1]
+        raise FeatureError(
+            f"X has duplicate column names: {', '.join(repeated[:10])}; each "
+            "feature needs a name of its own (rename or drop the copies)."
+        )
+    if not hasattr(X, "iloc"):  # not pandas: its own library checks the types
+        return
+    import pandas as pd
+
+    for name, dtype in zip(names, list(dtypes)):
+        if pd.api.types.is_datetime64_any_dtype(dtype) or isinstance(
+            dtype, pd.PeriodDtype
+        ):
+            raise FeatureError(
+                f"X column {name!r} holds dates or times (dtype {dtype}): a "
+                "feature must hold numbers or categories. Convert it, e.g. to "
+                "days since a reference date (X[col] - X[col].min()).dt.days, to "
+                "its parts (.dt.year, .dt.month), or drop it."
+            )
+        if pd.api.types.is_timedelta64_dtype(dtype):
+            raise FeatureError(
+                f"X column {name!r} holds durations (dtype {dtype}): a feature "
+                "must hold numbers or categories. Convert it to numbers, e.g. "
+                "X[col].dt.total_seconds(), or drop it."
+            )
 
 
 def _preview(values, limit=10):
