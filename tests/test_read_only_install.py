@@ -66,6 +66,11 @@ def run_read_only(code, home, *, cwd, timeout=900):
         if key not in ("NUMBA_CACHE_DIR", "XDG_CACHE_HOME", "PYTHONDONTWRITEBYTECODE")
     }
     env["HOME"] = str(home)
+    # the package this process imported (under pytest, the source tree, while a
+    # plain interpreter started elsewhere would import the installed copy)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(PACKAGE.parent)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
+    )
     env["TREERANK_BACKGROUND_COMPILE"] = "1"
     command = [
         "unshare",

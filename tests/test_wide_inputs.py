@@ -89,7 +89,9 @@ def test_a_wide_file_fits_and_scores(tmp_path, capsys):
     assert status == 0, err
     assert "4 rows x 5000 features" in err
     scores = tmp_path / "s.csv"
-    status, _, err = _run(["score", model_path, data, "--out", scores], capsys)
+    status, _, err = _run(
+        ["score", model_path, data, "--out", scores, "--scale", "decision"], capsys
+    )
     assert status == 0, err
     frame = pd.read_csv(data)
     expected = load_model(model_path).decision_function(frame.drop(columns="y"))
