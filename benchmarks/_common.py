@@ -1,11 +1,10 @@
 """Shared helpers of the benchmark scripts (timing, markdown tables)."""
 
 import os
-import platform
 import time
 
 import numpy as np
-import sklearn
+from _protocol import stamp_lines
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
@@ -26,19 +25,18 @@ def markdown_table(header, rows):
     return "\n".join(lines)
 
 
-def environment():
-    return (
-        f"Python {platform.python_version()}, numpy {np.__version__}, "
-        f"scikit-learn {sklearn.__version__}, {os.cpu_count()} CPUs, "
-        f"{platform.machine()}"
-    )
+def write_result(name, title, body, info):
+    """Write ``results/<name>``: the title, the run's stamp, then ``body``.
 
-
-def write_result(name, title, body):
+    ``info`` is the stamp taken when the run started (``_protocol.stamp``):
+    its commit, date, command and environment open the file, in the lines of
+    ``_protocol.stamp_lines``.
+    """
     os.makedirs(RESULTS, exist_ok=True)
     path = os.path.join(RESULTS, name)
     with open(path, "w", encoding="utf-8") as handle:
-        handle.write(f"# {title}\n\n{environment()}\n\n{body}\n")
+        handle.write("\n".join([f"# {title}", "", *stamp_lines(info), "", body]))
+        handle.write("\n")
     print(f"wrote {path}")
     return path
 

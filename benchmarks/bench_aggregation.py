@@ -31,6 +31,7 @@ import time
 
 import numpy as np
 from _common import markdown_table, write_result
+from _protocol import stamp
 from sklearn.ensemble import RandomForestClassifier
 
 from treerank.aggregation import (
@@ -323,6 +324,7 @@ def main():
         help="also time the numpy median on the deep forest (minutes)",
     )
     args = parser.parse_args()
+    info = stamp()  # before any fit
     cold, warm = compile_times()
     print(f"compile {cold:.1f} s, cached {warm:.2f} s", flush=True)
     settings = [("depth 6, 20,000 rows", 20_000, 6, 20_000, 2_000, True, 10**9)]
@@ -375,7 +377,7 @@ def main():
         "local search).\n\n"
         + markdown_table(["method", "exact optimum reached", "worst gap"], quality)
     )
-    write_result("aggregation.md", "Rank aggregation at forest scale", body)
+    write_result("aggregation.md", "Rank aggregation at forest scale", body, info)
 
 
 if __name__ == "__main__":

@@ -46,6 +46,7 @@ import tracemalloc
 import numpy as np
 import sklearn
 from _common import markdown_table, write_result
+from _protocol import stamp
 from lightgbm import LGBMRanker
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, GroupKFold
@@ -253,6 +254,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller run")
     args = parser.parse_args()
+    run_stamp = stamp()  # before any fit
     if args.quick:
         n_train, n_test, n_trees, n_rows = 60, 60, 10, 10_000
     else:
@@ -339,7 +341,9 @@ def main():
         + mem_table
         + "\n"
     )
-    write_result("bridge.md", "Tree leaves + list surrogates (treerank.bridge)", body)
+    write_result(
+        "bridge.md", "Tree leaves + list surrogates (treerank.bridge)", body, run_stamp
+    )
 
 
 if __name__ == "__main__":

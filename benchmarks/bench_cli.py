@@ -32,6 +32,7 @@ import time
 
 import numpy as np
 from _common import markdown_table, write_result
+from _protocol import stamp
 
 from treerank import RankingForest
 from treerank.model_io import save_model
@@ -105,6 +106,7 @@ def main():
         "--aggregation", choices=["median", "mean", "borda"], default="median"
     )
     args = parser.parse_args()
+    info = stamp()  # before any fit
     rng = np.random.default_rng(0)
     folder = tempfile.mkdtemp(prefix="bench_cli_")
     data = os.path.join(folder, "data.csv")
@@ -174,7 +176,7 @@ def main():
         + f"\n\nAll runs (s): CLI {', '.join(f'{t:.2f}' for t in times['cli'])}; "
         f"reference {', '.join(f'{t:.2f}' for t in times['reference'])}.\n"
     )
-    write_result("cli.md", "Scoring a large CSV: the CLI vs pandas", body)
+    write_result("cli.md", "Scoring a large CSV: the CLI vs pandas", body, info)
     for path in (data, out, model_path):
         os.remove(path)
     os.rmdir(folder)

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 from _common import RESULTS, markdown_table, write_result
+from _protocol import stamp
 from scipy import stats
 from threadpoolctl import threadpool_limits
 
@@ -449,12 +450,21 @@ def compile_times():
     return rows
 
 
+PARTS = ("compile", "speed", "growth", "accuracy")
+
+
+def earlier_run(fields):
+    """The commit and date of a stored part's run, as text."""
+    if fields is None:
+        return "no stamp"
+    dirty = " with uncommitted changes" if fields["dirty"] else ""
+    return f"commit `{fields['commit'][:12]}`{dirty}, {fields['date']}"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument(
-        "--parts", nargs="+", default=["compile", "speed", "growth", "accuracy"]
-    )
+    parser.add_argument("--parts", nargs="+", default=list(PARTS))
     parser.add_argument("--sizes", nargs="+", type=int)
     parser.add_argument("--n-jobs", nargs="+", type=int, default=[1, 2])
     parser.add_argument("--repeat", type=int, default=3)
@@ -472,6 +482,8 @@ def main():
         seeds = [int(s) for s in args.accuracy_worker.split(",")]
         print(json.dumps(accuracy_worker(seeds)))
         return
+    info = stamp()  # before any fit
+    fields = {key: info[key] for key in ("commit", "dirty", "date", "command")}
     sizes = args.sizes or (
         [2_000, 20_000] if args.quick else [2_000, 20_000, 200_000, 1_000_000]
     )
@@ -480,6 +492,10 @@ def main():
     if os.path.exists(raw_path):
         with open(raw_path, encoding="utf-8") as handle:
             out = json.load(handle)
+    stamps = out.setdefault("stamps", {})  # the run that measured each part
+    for part in PARTS:
+        if part in args.parts:
+            stamps[part] = fields
     if "compile" in args.parts:
         out["compile"] = compile_times()
     if "speed" in args.parts:
@@ -534,10 +550,18 @@ def main():
             "## Test AUC: engine vs previous implementation\n\n"
             + accuracy_table(out["accuracy"])
         )
+    earlier = [
+        f"{part} ({earlier_run(stamps.get(part))})"
+        for part in PARTS
+        if part in out and part not in args.parts
+    ]
+    if earlier:  # kept in engine.json from earlier runs
+        sections.insert(0, "Parts of earlier runs: " + "; ".join(earlier) + ".")
     write_result(
         "engine.md",
         "Histogram engine: speed, memory and accuracy",
         "\n\n".join(sections),
+        info,
     )
 
 

@@ -35,6 +35,7 @@ import argparse
 
 import numpy as np
 from _common import markdown_table, timed, write_result
+from _protocol import stamp
 from scipy.stats import kendalltau
 from sklearn.datasets import make_classification
 
@@ -249,10 +250,11 @@ def run(quick, n_jobs, n_rows, n_permutation_rows, n_check_rows):
 
 
 def main(quick, n_jobs, n_rows, n_permutation_rows, n_check_rows):
+    info = stamp()  # before any fit
     text = run(quick, n_jobs, n_rows, n_permutation_rows, n_check_rows)
     print(text)
     if not quick:
-        write_result("explain.md", "Explaining rows: Shapley values", text)
+        write_result("explain.md", "Explaining rows: Shapley values", text, info)
 
 
 if __name__ == "__main__":

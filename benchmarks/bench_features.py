@@ -44,7 +44,6 @@ The real data sets need the data packages (see ``_real_datasets.py``)::
 import argparse
 import hashlib
 import os
-import platform
 import subprocess
 import time
 import warnings
@@ -53,6 +52,7 @@ import numpy as np
 import pandas as pd
 import sklearn
 from _common import RESULTS, markdown_table
+from _protocol import stamp, stamp_lines
 from sklearn.datasets import load_breast_cancer
 from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
 from sklearn.metrics import brier_score_loss, log_loss, roc_auc_score
@@ -753,21 +753,6 @@ def treerank_version():
     return text
 
 
-def environment_line():
-    parts = [
-        f"Python {platform.python_version()}",
-        f"numpy {np.__version__}",
-        f"scikit-learn {sklearn.__version__}",
-        f"pandas {pd.__version__}",
-    ]
-    if LGBMClassifier is not None:
-        import lightgbm
-
-        parts.append(f"lightgbm {lightgbm.__version__}")
-    parts += [treerank_version(), f"{os.cpu_count()} CPUs", platform.machine()]
-    return ", ".join(parts)
-
-
 def write_atomically(path, text):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     temporary = path + ".tmp"
@@ -787,6 +772,7 @@ SECTIONS = {
 def main(sections, quick, output):
     from threadpoolctl import threadpool_limits
 
+    info = stamp()  # before any fit
     started = time.perf_counter()
     lines = []
     with threadpool_limits(limits=1), warnings.catch_warnings():
@@ -796,13 +782,12 @@ def main(sections, quick, output):
             run, report = SECTIONS[section]
             lines += report(run(quick))
     elapsed = time.perf_counter() - started
-    command = "python benchmarks/bench_features.py" + (" --quick" if quick else "")
-    if list(sections) != list(SECTIONS):
-        command += " --sections " + " ".join(sections)
     head = [
         "# Missing values, a categorical feature and calibrated probabilities",
         "",
-        environment_line(),
+        *stamp_lines(info),
+        "",
+        f"Code: {treerank_version()}, pandas {pd.__version__}.",
         "",
         "treerank's rankers with their defaults (`TreeRank(random_state=0)`, "
         '`RankingForest(random_state=0)`, `RankingForest(aggregation="mean", '
@@ -811,7 +796,7 @@ def main(sections, quick, output):
         "missing values, `LGBMClassifier(verbose=-1)`; nothing is tuned per data "
         "set. One thread per model (`n_jobs=1`, OpenMP and BLAS limited to one "
         "thread); the engine's kernels are compiled before anything is timed. "
-        f"Written by `{command}` in {elapsed / 60:.0f} minutes.",
+        f"The run took {elapsed / 60:.0f} minutes.",
         "",
     ]
     write_atomically(output, "\n".join(head + lines).rstrip() + "\n")

@@ -13,6 +13,7 @@ import argparse
 
 import numpy as np
 from _common import markdown_table, timed, write_result
+from _protocol import stamp
 from sklearn.ensemble import (
     ExtraTreesClassifier,
     HistGradientBoostingClassifier,
@@ -155,6 +156,7 @@ def speed_table(n_jobs, repeat):
 
 
 def main(quick, n_jobs):
+    info = stamp()  # before any fit
     seeds = [0] if quick else [0, 1, 2]
     speed = speed_table(n_jobs, repeat=1 if quick else 3)
     print(speed)
@@ -171,7 +173,7 @@ def main(quick, n_jobs):
         "Synthetic sets: 2,000 training points, 20,000 test points; breast cancer: a "
         "stratified 70/30 split.\n\n" + accuracy
     )
-    write_result("forest.md", "RankingForest vs scikit-learn ensembles", body)
+    write_result("forest.md", "RankingForest vs scikit-learn ensembles", body, info)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ import argparse
 
 import numpy as np
 from _common import markdown_table, write_result
+from _protocol import stamp
 from sklearn.metrics import roc_auc_score, roc_curve
 
 from treerank import RankingForest, TreeRank
@@ -67,6 +68,7 @@ def summary_row(name, model, runs):
 
 
 def main(n_sets, n_jobs):
+    info = stamp()  # before any fit
     seeds = list(range(n_sets))
     summary, detail = [], []
     for name, model in DESIGNS.items():
@@ -112,7 +114,10 @@ def main(n_sets, n_jobs):
         )
     )
     write_result(
-        "forest_gain.md", "Gain of a 100-tree forest over a single ranking tree", body
+        "forest_gain.md",
+        "Gain of a 100-tree forest over a single ranking tree",
+        body,
+        info,
     )
 
 

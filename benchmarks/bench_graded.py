@@ -23,6 +23,7 @@ import argparse
 
 import numpy as np
 from _common import markdown_table, write_result
+from _protocol import stamp
 from scipy import stats
 from sklearn.ensemble import RandomForestRegressor
 from threadpoolctl import threadpool_limits
@@ -98,6 +99,7 @@ def main():
     parser.add_argument("--n-train", type=int, default=3000)
     parser.add_argument("--n-test", type=int, default=20_000)
     args = parser.parse_args()
+    info = stamp()  # before any fit
     rows = run(args.seeds, args.n_train, args.n_test)
     body = (
         f"{args.seeds} seeds per design, {args.n_train:,} training and "
@@ -119,7 +121,7 @@ def main():
             rows,
         )
     )
-    write_result("graded.md", "Graded targets: VUS against a regressor", body)
+    write_result("graded.md", "Graded targets: VUS against a regressor", body, info)
 
 
 if __name__ == "__main__":

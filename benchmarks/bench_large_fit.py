@@ -35,7 +35,8 @@ from contextlib import contextmanager
 
 import numpy as np
 from _common import RESULTS, markdown_table, write_result
-from bench_engine import synthetic
+from _protocol import stamp
+from bench_engine import earlier_run, synthetic
 from threadpoolctl import threadpool_limits
 
 OURS = ("RankingForest", "LeafRank")
@@ -187,6 +188,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, nargs="+", default=[200_000])
     args = parser.parse_args()
+    info = stamp()  # before any fit
+    fields = {key: info[key] for key in ("commit", "dirty", "date", "command")}
     path = os.path.join(RESULTS, "large_fit.json")
     stored = {}
     if os.path.exists(path):
@@ -194,7 +197,7 @@ def main():
             stored = json.load(handle)
     for n in args.n:
         records, parts = run(n)
-        stored[str(n)] = {"records": records, "parts": parts}
+        stored[str(n)] = {"records": records, "parts": parts, "stamp": fields}
         with open(path, "w", encoding="utf-8") as handle:
             json.dump(stored, handle, indent=1)
     sections = [
@@ -202,7 +205,14 @@ def main():
         for n, entry in sorted(stored.items(), key=lambda item: int(item[0]))
     ]
     body = f"{HEADER}\n\n" + "\n".join(sections)
-    write_result("large_fit.md", "Large fits: where the time goes", body)
+    earlier = [
+        f"{int(n):,} rows ({earlier_run(entry.get('stamp'))})"
+        for n, entry in sorted(stored.items(), key=lambda item: int(item[0]))
+        if int(n) not in args.n
+    ]
+    if earlier:  # kept in large_fit.json from earlier runs
+        body = "Sizes of earlier runs: " + "; ".join(earlier) + ".\n\n" + body
+    write_result("large_fit.md", "Large fits: where the time goes", body, info)
 
 
 if __name__ == "__main__":

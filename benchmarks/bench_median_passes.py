@@ -26,6 +26,7 @@ import os
 
 import numpy as np
 from _common import RESULTS, markdown_table, write_result
+from _protocol import stamp
 
 SPECS = {
     3: "RankingForest(aggregation_max_iter=3)",
@@ -88,7 +89,7 @@ def summary_row(label, differences, ratios):
     ]
 
 
-def report():
+def report(info):
     rows = []
     real = _records(CACHES["real"])
     differences, ratios = paired(real, lambda r: (r["repeat"], r["fold"]))
@@ -118,9 +119,10 @@ def report():
         "equal; one thread. Paired differences of test AUC, averaged per data "
         "set; fit times as the geometric mean of the paired ratios.\n\n" + table
     )
-    write_result("median_passes.md", "Passes of the median's local search", body)
+    write_result("median_passes.md", "Passes of the median's local search", body, info)
 
 
 if __name__ == "__main__":
+    info = stamp()  # before any fit
     run()
-    report()
+    report(info)

@@ -40,9 +40,11 @@ refitting.
 import argparse
 import json
 import os
+import sys
 
 import numpy as np
 from _common import RESULTS, markdown_table, write_result
+from _protocol import stamp
 from _real_datasets import DATASETS, load_dataset
 from bench_real_data import folds_of
 from scipy.stats import trim_mean, ttest_1samp, wilcoxon
@@ -151,7 +153,7 @@ def run(names, cache):
             print(name, flush=True)
 
 
-def report(cache):
+def report(cache, info):
     with open(cache, encoding="utf-8") as handle:
         records = [json.loads(line) for line in handle]
     names = sorted({r["dataset"] for r in records})
@@ -260,7 +262,10 @@ def report(cache):
         f"{equivalence}\n"
     )
     write_result(
-        "median_variants.md", "Median forest: buckets, tie-break, insertion", body
+        "median_variants.md",
+        "Median forest: buckets, tie-break, insertion",
+        body,
+        info,
     )
 
 
@@ -272,10 +277,11 @@ def main(argv=None):
     )
     parser.add_argument("--report-only", action="store_true")
     args = parser.parse_args(argv)
+    info = stamp(argv=None if argv is None else [sys.argv[0], *argv])
     os.makedirs(os.path.dirname(args.cache), exist_ok=True)
     if not args.report_only:
         run(args.datasets, args.cache)
-    report(args.cache)
+    report(args.cache, info)
 
 
 if __name__ == "__main__":

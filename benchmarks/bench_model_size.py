@@ -25,6 +25,7 @@ import zipfile
 
 import numpy as np
 from _common import markdown_table, timed, write_result
+from _protocol import stamp
 
 from treerank import LeafRank, RankingForest
 from treerank.datasets import make_gaussian_mean_shift
@@ -165,6 +166,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
+    info = stamp()  # before any fit
     n_samples = 20_000 if args.quick else 200_000
     with tempfile.TemporaryDirectory() as directory:
         body = f"## Default RankingForest(100), {n_samples:,} rows\n\n"
@@ -173,7 +175,7 @@ def main():
         body += deep_load(20_000 if args.quick else 50_000, directory)
     print(body)
     if not args.quick:
-        write_result("model_size.md", "Model file size and load time", body)
+        write_result("model_size.md", "Model file size and load time", body, info)
 
 
 if __name__ == "__main__":

@@ -50,6 +50,7 @@ import time
 
 import numpy as np
 from _common import markdown_table, write_result
+from _protocol import stamp
 from scipy import stats
 from sklearn.base import clone
 from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestRegressor
@@ -351,6 +352,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
+    info = stamp()  # before any fit
     if args.quick:
         text1, _ = part1(1000, 5000, [0])
         print(text1)
@@ -363,7 +365,7 @@ def main():
         "## 2. Graded relevance in queries: NDCG@10 against LightGBM's lambdarank\n\n"
         + text2
     )
-    write_result("multipartite.md", "Multipartite ranking", body)
+    write_result("multipartite.md", "Multipartite ranking", body, info)
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ from functools import partial
 
 import numpy as np
 from _common import markdown_table, write_result
+from _protocol import stamp
 from threadpoolctl import threadpool_limits
 
 N_TREES_GRID = (5, 10, 25, 100, 300)
@@ -229,6 +230,7 @@ def main():
     parser.add_argument("--repeat", type=int, default=None)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    info = stamp()  # before any fit
     repeat = args.repeat or (3 if args.quick else 7)
     sizes = (2_000, 20_000) if args.quick else (2_000, 20_000, 200_000)
     agg_sizes = (1_000,) if args.quick else (1_000, 20_000)
@@ -255,6 +257,7 @@ def main():
         "predict.md",
         f"Prediction and aggregation speed{mode}",
         "Written by `benchmarks/bench_predict.py`.\n\n" + "\n\n".join(sections),
+        info,
     )
 
 

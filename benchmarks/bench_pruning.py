@@ -15,6 +15,7 @@ import argparse
 
 import numpy as np
 from _common import markdown_table, write_result
+from _protocol import stamp
 from sklearn.metrics import roc_auc_score
 
 from treerank import LeafRank, TreeRank
@@ -99,6 +100,7 @@ def run(make, n_train, params, seeds):
 
 
 def main(n_sets):
+    info = stamp()  # before any fit
     seeds = list(range(n_sets))
     rows = []
     for name, make, n_train, params in REGIMES:
@@ -145,7 +147,7 @@ def main(n_sets):
         "AUC of the unpruned tree is, in expectation, at least that of any of its "
         "pruned subtrees, and pruning pays in tree size, not in AUC.\n"
     )
-    write_result("pruning.md", "Cross-validated pruning on noisy data", body)
+    write_result("pruning.md", "Cross-validated pruning on noisy data", body, info)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ import argparse
 
 import numpy as np
 from _common import markdown_table, write_result
+from _protocol import stamp
 from scipy import stats
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
@@ -113,6 +114,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=10)
     args = parser.parse_args()
+    info = stamp()  # before any fit
     rows = run(args.seeds)
     body = (
         f"{args.seeds} training sets of 2,000 rows per design, test sets of "
@@ -132,7 +134,7 @@ def main():
             rows,
         )
     )
-    write_result("single_tree.md", "A single TreeRank against a tuned CART", body)
+    write_result("single_tree.md", "A single TreeRank against a tuned CART", body, info)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import time
 
 import numpy as np
 from _common import markdown_table, write_result
+from _protocol import stamp
 
 from treerank import RankingForest, TreeRank
 from treerank.datasets import GaussianMeanShift, GaussianScale, NestedSquares
@@ -48,6 +49,7 @@ def main():
     parser.add_argument("--quick", action="store_true", help="small sizes")
     parser.add_argument("--n-jobs", type=int, default=2)
     args = parser.parse_args()
+    info = stamp()  # before any fit
     if args.quick:
         sizes, n_bootstrap, n_estimators, n_reference, n_test = [300], 5, 10, 500, 2000
     else:
@@ -141,7 +143,10 @@ def main():
         print(body)
     else:
         write_result(
-            "stability.md", "Bootstrap stability: TreeRank vs RankingForest", body
+            "stability.md",
+            "Bootstrap stability: TreeRank vs RankingForest",
+            body,
+            info,
         )
 
 

@@ -11,6 +11,7 @@ import argparse
 
 import numpy as np
 from _common import markdown_table, timed, write_result
+from _protocol import stamp
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
@@ -69,6 +70,7 @@ def score(model, X):
 
 
 def main(quick=False):
+    info = stamp()  # before any fit
     seeds = [0, 1] if quick else [0, 1, 2, 3, 4]
     names = [
         "nested squares",
@@ -115,7 +117,7 @@ def main(quick=False):
         + markdown_table(header, rows)
     )
     print(body)
-    write_result("treerank.md", "TreeRank vs scikit-learn classifiers", body)
+    write_result("treerank.md", "TreeRank vs scikit-learn classifiers", body, info)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ import time
 
 import numpy as np
 from _common import markdown_table, write_result
+from _protocol import stamp
 from scipy import stats
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
@@ -160,6 +161,7 @@ def main():
     parser.add_argument("--dim", type=int, default=50)
     parser.add_argument("--mmd-permutations", type=int, default=200)
     args = parser.parse_args()
+    info = stamp()  # before any fit
     if args.quick:
         args.n_null, args.n_alt, args.mmd_permutations = 20, 10, 50
     label, estimator = estimators()[args.estimator]
@@ -226,7 +228,7 @@ def main():
         + "\n\n"
         + READING
     )
-    write_result("two_sample.md", "Two-sample test by ranking", body)
+    write_result("two_sample.md", "Two-sample test by ranking", body, info)
 
 
 if __name__ == "__main__":

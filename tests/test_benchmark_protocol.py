@@ -1,5 +1,6 @@
 """The evidence protocol of the benchmarks: statistics, bands, stamps, collections."""
 
+import ast
 import json
 import os
 import re
@@ -101,6 +102,55 @@ def test_stamp_names_the_commit_and_the_command():
     lines = protocol.stamp_lines(info)
     assert lines[0].startswith("Produced by commit `")
     assert "scikit-learn" in info["environment"]
+
+
+def _calls(tree, name):
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "id", getattr(node.func, "attr", None)) == name
+    ]
+
+
+def test_every_benchmark_report_opens_with_the_stamp():
+    """Each script writing a markdown results file stamps it.
+
+    A source check: the script takes a stamp (``stamp(...)``) and writes its
+    lines itself (``stamp_lines``) or through ``_common.write_result``, every
+    call of which passes the stamp (its fourth argument).
+    """
+    folder = os.path.join(ROOT, "benchmarks")
+    checked = []
+    for name in sorted(os.listdir(folder)):
+        if not (name.startswith("bench_") and name.endswith(".py")):
+            continue
+        with open(os.path.join(folder, name), encoding="utf-8") as handle:
+            source = handle.read()
+        writes = _calls(ast.parse(source), "write_result")
+        if not (writes or re.search(r"\.md\b", source)):
+            continue
+        checked.append(name)
+        tree = ast.parse(source)
+        assert _calls(tree, "stamp"), f"{name} takes no stamp"
+        assert _calls(tree, "stamp_lines") or writes, f"{name} writes no stamp"
+        for call in writes:
+            assert len(call.args) + len(call.keywords) == 4, (
+                f"{name}, line {call.lineno}: write_result without the stamp"
+            )
+    assert {"bench_engine.py", "bench_slam.py", "bench_real_data.py"} <= set(checked)
+
+
+def test_write_result_opens_with_the_stamp(tmp_path, monkeypatch):
+    import _common
+
+    monkeypatch.setattr(_common, "RESULTS", str(tmp_path))
+    info = protocol.stamp(["benchmarks/bench_x.py", "--quick"])
+    path = _common.write_result("x.md", "Title", "Body.", info)
+    lines = open(path, encoding="utf-8").read().splitlines()
+    assert lines[:2] == ["# Title", ""]
+    assert lines[2 : 2 + 5] == protocol.stamp_lines(info)
+    assert lines[-1] == "Body."
 
 
 def test_the_confirmation_collection_is_frozen_and_disjoint_from_development():
