@@ -123,7 +123,7 @@ def run(names, models, cache, n_jobs, commit):
     done = {
         (r["dataset"], r["data"], r["model"], r["code"], r["fold"])
         for r in read_cache(cache)
-        if r.get("kind") == "accuracy"
+        if r.get("kind") in ("accuracy", "failed")
     }
     codes = {label: code_of(label) for label in models}
     with threadpool_limits(limits=n_jobs):
@@ -138,16 +138,33 @@ def run(names, models, cache, n_jobs, commit):
                     if key in done:
                         continue
                     estimator = make_model(label, X.iloc[train], n_jobs)
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        start = time.perf_counter()
-                        estimator.fit(X.iloc[train], y[train])
-                        fit_time = time.perf_counter() - start
-                        start = time.perf_counter()
-                        scores = np.asarray(
-                            scores_of(label, estimator, X.iloc[test]), dtype=float
-                        )
-                        predict_time = time.perf_counter() - start
+                    try:
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore")
+                            start = time.perf_counter()
+                            estimator.fit(X.iloc[train], y[train])
+                            fit_time = time.perf_counter() - start
+                            start = time.perf_counter()
+                            scores = np.asarray(
+                                scores_of(label, estimator, X.iloc[test]), dtype=float
+                            )
+                            predict_time = time.perf_counter() - start
+                    except Exception as exc:  # a model that refuses the table
+                        # at its defaults: recorded, reported, never retried
+                        record = {
+                            "kind": "failed",
+                            "dataset": name,
+                            "data": data,
+                            "model": label,
+                            "code": codes[label],
+                            "fold": fold,
+                            "error": f"{type(exc).__name__}: {exc}",
+                            "commit": commit,
+                        }
+                        append_cache(cache, record)
+                        done.add(key)
+                        print(f"{name:24s} {label:16s} f{fold} FAILED {exc}", flush=True)
+                        continue
                     if len(folds) == 1:  # DeLong's test needs the scores
                         os.makedirs(SCORES, exist_ok=True)
                         np.save(_scores_path(name, label, codes[label], fold), scores)
@@ -226,16 +243,19 @@ def run_timing(names, cache, repeat=3):
 
 def _collect(records, names, models, hashes):
     codes = {label: code_of(label) for label in models}
-    cells = {}
+    cells, failures = {}, {}
     for r in records:
-        if r.get("kind") != "accuracy" or r["dataset"] not in names:
+        if r.get("kind") not in ("accuracy", "failed") or r["dataset"] not in names:
             continue
         if r["model"] not in codes or r["code"] != codes[r["model"]]:
             continue
         if r["data"] != hashes[r["dataset"]]:
             continue
-        cells.setdefault((r["dataset"], r["model"]), {})[r["fold"]] = r
-    return cells, codes
+        if r["kind"] == "failed":
+            failures[(r["dataset"], r["model"])] = r["error"]
+        else:
+            cells.setdefault((r["dataset"], r["model"]), {})[r["fold"]] = r
+    return cells, codes, failures
 
 
 def per_set_test(name, cells, codes, ours, peer, y_test_of):
@@ -255,12 +275,17 @@ def write_report(names, models, cache, path, info):
     records = read_cache(cache)
     datasets = {name: load_confirmation_dataset(name) for name in names}
     hashes = {name: _data_hash(d) for name, d in datasets.items()}
-    cells, codes = _collect(records, set(names), models, hashes)
+    cells, codes, failures = _collect(records, set(names), models, hashes)
     n_folds_of = {name: len(splits(d.y)) for name, d in datasets.items()}
+    # a table counts once every model has fitted all its splits; a table that
+    # some model refuses at its defaults is left out of every comparison (so
+    # that all comparisons are over the same tables) and listed apart
+    failed = [n for n in names if any((n, m) in failures for m in models)]
     complete = [
         n
         for n in names
-        if all(len(cells.get((n, m), {})) == n_folds_of[n] for m in models)
+        if n not in failed
+        and all(len(cells.get((n, m), {})) == n_folds_of[n] for m in models)
     ]
     auc = pd.DataFrame(
         {
@@ -288,11 +313,30 @@ def write_report(names, models, cache, path, info):
     lines += [
         "",
         f"{len(complete)} of {len(names)} data sets complete (every model, every "
-        "split). The collection, its rule and each table's target and dropped "
+        f"split); {len(failed)} refused by some model at its defaults (below). "
+        "The collection, its rule and each table's target and dropped "
         "columns: `benchmarks/confirmation_collection.json`; the protocol: "
         "`benchmarks/bench_confirmation.py` and the docs' benchmark page.",
         "",
     ]
+    if failed:
+        lines += [
+            "## Tables a model refuses at its defaults",
+            "",
+            "Left out of every comparison; each model's error on the first split "
+            "it refused.",
+            "",
+            markdown_table(
+                ["data set", "model", "error"],
+                [
+                    [n, m, failures[(n, m)].replace("|", "/")]
+                    for n in failed
+                    for m in models
+                    if (n, m) in failures
+                ],
+            ),
+            "",
+        ]
     bands = [
         (label, [n for n in complete if size_band(n_train[n]) == label])
         for label, *_ in BANDS

@@ -200,6 +200,8 @@ def test_compiled_insertion_matches_numpy(rng, monkeypatch, weights, tables, sea
     # same sums
     if tables != "full":
         monkeypatch.setattr(insertion_module, "_FULL_TABLE_BUDGET", 0)
+    else:  # at once, not after enough placed items
+        monkeypatch.setattr(insertion_module, "_FULL_TABLE_ITEMS_PER_ENTRY", 0)
     budget = 0 if tables == "none" else 1 << 23
     monkeypatch.setattr(insertion_module, "_BUCKET_TABLE_BUDGET", budget)
     if tables == "every bucket":
@@ -213,6 +215,34 @@ def test_compiled_insertion_matches_numpy(rng, monkeypatch, weights, tables, sea
         monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 0)
         got = inserter.positions(ranks, window=window, search=search)
         assert np.array_equal(got, expected)
+
+
+def test_full_tables_are_built_once_enough_items_were_placed(rng, monkeypatch):
+    # a few new items are placed without the full (gap x rank) tables; once
+    # the items placed over all calls reach the entries' share, the tables are
+    # built, and the positions are the same either way
+    monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 0)
+    inserter, rankings = fitted_inserter(rng)
+    ranks = new_rows(rng, rankings, 400)
+    first = inserter.positions(ranks)
+    state = inserter._compiled()
+    entries = state["full_entries"]
+    assert entries is not None and state["full_tables"] is None
+    assert state["placed"] == 400
+    needed = int(np.ceil(entries * insertion_module._FULL_TABLE_ITEMS_PER_ENTRY))
+    calls = 0
+    while state["full_tables"] is None:
+        assert np.array_equal(inserter.positions(ranks), first)
+        calls += 1
+    # built by the call that reached the share, not before
+    assert calls == int(np.ceil(needed / 400)) - 1
+    assert np.array_equal(inserter.positions(ranks), first)
+    eager = ConsensusInserter(
+        inserter.consensus, rankings, inserter.item_weights, inserter.ranking_weights
+    )
+    monkeypatch.setattr(insertion_module, "_FULL_TABLE_ITEMS_PER_ENTRY", 0)
+    assert np.array_equal(eager.positions(ranks), first)
+    assert eager._compiled()["full_tables"] is not None
 
 
 def test_scanned_insertion_counts_beyond_16_bits(monkeypatch):
