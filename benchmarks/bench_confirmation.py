@@ -163,7 +163,9 @@ def run(names, models, cache, n_jobs, commit):
                         }
                         append_cache(cache, record)
                         done.add(key)
-                        print(f"{name:24s} {label:16s} f{fold} FAILED {exc}", flush=True)
+                        print(
+                            f"{name:24s} {label:16s} f{fold} FAILED {exc}", flush=True
+                        )
                         continue
                     if len(folds) == 1:  # DeLong's test needs the scores
                         os.makedirs(SCORES, exist_ok=True)
