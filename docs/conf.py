@@ -155,6 +155,15 @@ def _write_cli_help(app):
 # -- the benchmark tables, converted at build time ---------------------------
 
 
+# the stamp of benchmarks/_protocol.py; a file without it predates the stamps
+STAMP = re.compile(r"Produced by commit `[0-9a-f]{7,40}`")
+UNSTAMPED = (
+    "*This file predates the results stamps: the commit that produced it is not "
+    "recorded, and it has not been rerun with the current code. The "
+    "documentation quotes no number from it.*"
+)
+
+
 def _write_benchmark_results(app):
     """Convert ``benchmarks/results/*.md`` to one reST file for the benchmarks page."""
     out_dir = DOCS / "api" / "generated"
@@ -162,7 +171,11 @@ def _write_benchmark_results(app):
     parts = []
     for path in sorted((ROOT / "benchmarks" / "results").glob("*.md")):
         parts.append(f".. _benchmark_{path.stem}:\n")
-        parts.append(markdown_to_rst(path.read_text(encoding="utf-8"), top_level=1))
+        text = path.read_text(encoding="utf-8")
+        if not STAMP.search(text):  # a line after the title says so
+            title, _, rest = text.partition("\n")
+            text = f"{title}\n\n{UNSTAMPED}\n{rest}"
+        parts.append(markdown_to_rst(text, top_level=1))
         script = ROOT / "benchmarks" / f"bench_{path.stem}.py"
         source = f"*Source:* ``benchmarks/results/{path.name}``"
         if script.exists():
@@ -187,20 +200,21 @@ REAL_DATA_PENDING = """\
 """
 
 
-SCALING_PENDING = """\
-.. admonition:: Scaling benchmark table: not run yet
+CONFIRMATION_PENDING = """\
+.. admonition:: Confirmation benchmark table: not run yet
 
-   **Placeholder.** This place receives ``benchmarks/results/scaling.md``
-   (learning curves from 1,000 rows to the whole training pool) as soon as
-   that file exists.
+   **Placeholder.** This place receives ``benchmarks/results/confirmation.md``
+   (the default forest against its peers on the frozen confirmation
+   collection) as soon as that file exists.
 """
 
 
 def _write_benchmark_tables(app):
-    """The real-data and scaling benchmark tables for the "which ranker" page."""
+    """The development and confirmation tables for the "which ranker" page."""
     out_dir = DOCS / "api" / "generated"
     out_dir.mkdir(parents=True, exist_ok=True)
-    for name, pending in (("real_data", REAL_DATA_PENDING), ("scaling", SCALING_PENDING)):
+    tables = (("real_data", REAL_DATA_PENDING), ("confirmation", CONFIRMATION_PENDING))
+    for name, pending in tables:
         source = ROOT / "benchmarks" / "results" / f"{name}.md"
         if source.exists():
             text = markdown_to_rst(source.read_text(encoding="utf-8"), top_level=1)
