@@ -94,12 +94,23 @@ def stamp(argv=None):
     """The commit, date, command and environment of this run.
 
     ``commit`` is the checked-out commit; ``dirty`` tells whether tracked files
-    differed from it when the run started (the numbers are then not the
-    commit's: a results file meant to be quoted must come from a clean tree).
+    other than the results files (``benchmarks/results/``, the outputs of
+    earlier runs) differed from it when the run started (the numbers are then
+    not the commit's: a results file meant to be quoted must come from a clean
+    tree).
     """
     argv = sys.argv if argv is None else argv
     script = os.path.relpath(os.path.abspath(argv[0]), ROOT) if argv else "?"
-    status = _git("status", "--porcelain", "--untracked-files=no")
+    # the results files are the benchmarks' outputs, not code they measure: a
+    # run that follows another one in the same checkout is still clean
+    status = _git(
+        "status",
+        "--porcelain",
+        "--untracked-files=no",
+        "--",
+        ".",
+        ":(exclude)benchmarks/results",
+    )
     return {
         "commit": _git("rev-parse", "HEAD") or "unknown",
         "dirty": bool(status),
