@@ -37,7 +37,6 @@ __all__ = [
     "explained_model",
     "is_additive",
     "mean_proxy_leaf_values",
-    "mean_proxy_scores",
     "model_router",
     "tree_leaf_values",
     "tree_sum",
@@ -199,14 +198,6 @@ def mean_proxy_leaf_values(estimator):
         )
     n_trees = len(model.estimators_)
     return [np.asarray(v, np.float64) / n_trees for v in model.leaf_values_], 0.0
-
-
-def mean_proxy_scores(estimator, X):
-    """The mean proxy's score of encoded rows (see :func:`mean_proxy_leaf_values`)."""
-    model = explained_model(estimator)
-    from treerank.ensemble import mean_leaf_values
-
-    return mean_leaf_values(model._leaf_ranks(X), model.leaf_values_)
 
 
 def is_additive(estimator):
