@@ -252,14 +252,16 @@ def test_no_import_cycle_at_all():
     assert not cycles, f"import cycles between modules of treerank:\n{message}"
 
 
-def test_the_base_module_depends_on_nothing_above_it():
-    # base.py holds the mixins of every estimator: it may only use the
-    # package's foundations (metrics, utils, exceptions)
+@pytest.mark.parametrize("name", ["treerank.base", "treerank.calibration"])
+def test_the_base_modules_depend_on_nothing_above_them(name):
+    # base.py holds the mixin of every estimator, calibration.py the
+    # calibration of their scores: they may only use the package's
+    # foundations (metrics, utils, exceptions)
     graph = import_graph()
     allowed = ("treerank.metrics", "treerank.utils", "treerank.exceptions")
     above = sorted(
         module
-        for module in graph["treerank.base"]
+        for module in graph[name]
         if not module.startswith(allowed) and module != "treerank._lazy"
     )
     assert above == []

@@ -14,8 +14,8 @@ from sklearn.model_selection import cross_val_score
 
 from treerank import RankingForest, TreeRank
 from treerank.aggregation import TreeAggregate, kemeny_median
-from treerank.base import GradedCalibration
 from treerank.bridge import evaluate
+from treerank.calibration import GradedCalibration
 from treerank.datasets import (
     OrdinalNestedSquares,
     make_learning_to_rank,

@@ -8,7 +8,7 @@ at once in compiled code), each tree scores or orders its leaves
 combined, by the Kendall median of their bucket orders over the cells of the
 common subpartition of their leaves (:mod:`treerank.aggregation`), by the
 mean of their leaf scores or by a mass-weighted Borda count; the combined
-score is calibrated into probabilities (:mod:`treerank.base`).
+score is calibrated into probabilities (:mod:`treerank.calibration`).
 
 :class:`TreeAggregate` holds that aggregate of already fitted trees: the
 aggregation of the trees' rankings of the training rows, and the scoring of
@@ -50,12 +50,11 @@ from treerank.aggregation._leaf_scores import (
 from treerank.aggregation._leaf_tables import LeafTable
 from treerank.aggregation._subpartition import distinct_leaf_rows
 from treerank.aggregation._threads import kernel_threads
-from treerank.base import (
+from treerank.base import RankingMixin, check_sparse_splitter
+from treerank.calibration import (
     GradedCalibration,
     MonotoneCalibration,
-    RankingMixin,
     calibrated_probability,
-    check_sparse_splitter,
     midrank_quantiles,
     quantile_calibration,
 )
@@ -116,7 +115,8 @@ def aggregate_graded(forest, X, leaf_ranks, levels, codes, grades, weight, seed)
     The aggregation is the aggregate's own (median, mean or Borda), on the
     trees' leaf ranks of the training rows; the leaf scores are chosen by
     their out-of-bag volume under the ROC surface (VUS), and the aggregated
-    score is calibrated per threshold (:class:`~treerank.base.GradedCalibration`).
+    score is calibrated per threshold
+    (:class:`~treerank.calibration.GradedCalibration`).
     ``levels`` are the trees' threshold codes (None for stacked trees).
 
     Parameters
@@ -330,7 +330,7 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
         """Probabilities of the training scores' levels, from out-of-bag data.
 
         The positive rate is fitted as a function of the quantile of the
-        out-of-bag score (:func:`~treerank.base.quantile_calibration`), then
+        out-of-bag score (:func:`~treerank.calibration.quantile_calibration`), then
         read at the quantile of each distinct final score among the training
         scores: a monotone map of the final score whose values are not the
         optimism of the training fit. Without out-of-bag rows (no bootstrap,

@@ -14,12 +14,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from treerank.aggregation._background_compilation import start_background_compilation
 from treerank.aggregation._tree_aggregate import TreeAggregate, aggregate_graded
-from treerank.base import (
-    RankingMixin,
+from treerank.base import RankingMixin, check_sparse_splitter, keep_background
+from treerank.calibration import (
     calibrate_buckets,
     calibrated_probability,
-    check_sparse_splitter,
-    keep_background,
     quantile_calibration,
 )
 from treerank.engine import BinMapper, grow_ranking_tree
@@ -864,7 +862,7 @@ default=None
 
         Each fold's tree is grown and pruned as the final tree, and each
         held-out row gets the quantile of its leaf under that tree's training
-        distribution (:func:`~treerank.base.midrank_quantiles` of leaves): the
+        distribution (:func:`~treerank.calibration.midrank_quantiles` of leaves): the
         calibration then maps the final tree's leaf quantiles to honest
         probabilities.
         """
