@@ -24,9 +24,7 @@ import numbers
 import numpy as np
 from sklearn.utils import check_random_state
 
-from treerank.aggregation._background_compilation import (
-    wait_for_background_compilation,
-)
+from treerank._compilation._helper import wait_for_background_compilation
 from treerank.aggregation._bucket_order import (
     _dense_rows,
     _RankingData,

@@ -30,9 +30,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.parallel import Parallel, delayed
 
-from treerank.aggregation._background_compilation import (
-    wait_for_background_compilation,
-)
+from treerank._compilation._helper import wait_for_background_compilation
 from treerank.aggregation._cell_index import CellIndex, _lookup
 from treerank.aggregation._insertion import ConsensusInserter, _region_full_kernel
 from treerank.aggregation._kemeny import (

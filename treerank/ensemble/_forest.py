@@ -19,7 +19,7 @@ from sklearn.base import clone
 from sklearn.utils import check_random_state
 from sklearn.utils.parallel import Parallel, delayed
 
-from treerank.aggregation._background_compilation import start_background_compilation
+from treerank._compilation._background import start_background_compilation
 from treerank.aggregation._kemeny import METHODS as KEMENY_METHODS
 from treerank.aggregation._kernels import _use_compiled
 from treerank.aggregation._tree_aggregate import TreeAggregate

@@ -12,7 +12,7 @@ from sklearn.model_selection import StratifiedKFold, check_cv
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from treerank.aggregation._background_compilation import start_background_compilation
+from treerank._compilation._background import start_background_compilation
 from treerank.aggregation._tree_aggregate import TreeAggregate, aggregate_graded
 from treerank.base import RankingMixin, check_sparse_splitter, keep_background
 from treerank.calibration import (
