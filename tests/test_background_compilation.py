@@ -410,7 +410,8 @@ def test_a_fit_waits_only_for_the_kernels_it_calls(monkeypatch):
     # for exact weights, in one kernel): a smaller forest never waits for them
     from sklearn.datasets import make_classification
 
-    from treerank.aggregation import _kemeny, _tree_aggregate
+    from treerank.aggregation import _kemeny
+    from treerank.ensemble import _tree_aggregate
 
     waited = []
     for module in (_kemeny, _tree_aggregate):  # the median's, the scoring's

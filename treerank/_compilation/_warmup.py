@@ -62,7 +62,7 @@ def warm_median_kernels(n_rows=2000, n_trees=100, n_leaves=40, seed=0):
     >>> warm_median_kernels(n_rows=200, n_trees=5, n_leaves=4).n_cells_ > 0
     True
     """
-    from treerank.aggregation._tree_aggregate import TreeAggregate
+    from treerank.ensemble._tree_aggregate import TreeAggregate
 
     rng = np.random.default_rng(seed)
     score = rng.random(n_rows)
@@ -103,7 +103,7 @@ def warm_leaf_table_kernels(n_rows=200, n_trees=5, n_leaves=4, seed=0):
     >>> mean.shape, bool(((0 <= mean) & (mean <= 1)).all())
     ((10,), True)
     """
-    from treerank.aggregation._leaf_tables import LeafTable
+    from treerank.ensemble._leaf_tables import LeafTable
 
     rng = np.random.default_rng(seed)
     leaf_ranks = rng.integers(0, n_leaves, size=(n_rows, n_trees)).astype(np.int32)

@@ -26,8 +26,8 @@ compare every explanation with the model's own ``decision_function``.
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from treerank.aggregation import TreeAggregate
 from treerank.engine import Router
+from treerank.ensemble import TreeAggregate
 
 __all__ = [
     "TreeSum",
@@ -60,7 +60,7 @@ def explained_model(estimator):
 
     A :class:`~treerank.TreeRank` fitted on ``K > 2`` grades scores with the
     Kendall median of its ``K - 1`` threshold trees (``consensus_``, a
-    :class:`~treerank.aggregation.TreeAggregate`, the fitted form of a
+    :class:`~treerank.ensemble.TreeAggregate`, the fitted form of a
     :class:`~treerank.RankingForest`); every other model explains itself.
     """
     if _is_tree(estimator) and estimator.classes_.shape[0] > 2:

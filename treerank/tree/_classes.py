@@ -13,7 +13,6 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from treerank._compilation._background import start_background_compilation
-from treerank.aggregation._tree_aggregate import TreeAggregate, aggregate_graded
 from treerank.base import RankingMixin, check_sparse_splitter, keep_background
 from treerank.calibration import (
     calibrate_buckets,
@@ -21,6 +20,7 @@ from treerank.calibration import (
     quantile_calibration,
 )
 from treerank.engine import BinMapper, grow_ranking_tree
+from treerank.ensemble._tree_aggregate import TreeAggregate, aggregate_graded
 from treerank.metrics._roc import roc_auc_score
 from treerank.tree._default_splitter import DefaultLeafRankMixin
 from treerank.tree._growing import grow_ranking_tree as grow_node_by_node
@@ -352,7 +352,7 @@ default=None
         Only for ``K > 2`` grades: the threshold grade of each tree.
     consensus_ : TreeAggregate
         Only for ``K > 2`` grades: the Kendall median of ``estimators_``
-        (:class:`~treerank.aggregation.TreeAggregate`, the fitted form of a
+        (:class:`~treerank.ensemble.TreeAggregate`, the fitted form of a
         :class:`RankingForest`; a model loaded from a file holds the
         equivalent RankingForest, a subclass of it).
     n_features_in_ : int
@@ -615,7 +615,7 @@ default=None
         rankings are aggregated by the Kendall median over the common
         subpartition of their leaves, exactly as a
         :class:`~treerank.RankingForest` of these ``K - 1`` trees aggregates
-        them (``consensus_``, a :class:`~treerank.aggregation.TreeAggregate`).
+        them (``consensus_``, a :class:`~treerank.ensemble.TreeAggregate`).
         Sets ``classes_`` (the grades), ``estimators_``, ``tree_thresholds_``
         and ``consensus_``.
         """

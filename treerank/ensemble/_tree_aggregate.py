@@ -4,7 +4,7 @@ The trees of a :class:`~treerank.RankingForest`, and the threshold trees of a
 :class:`~treerank.TreeRank` fitted on ``K > 2`` ordered grades, are scored
 together the same way: each row is routed to its leaf in every tree (all trees
 at once in compiled code), each tree scores or orders its leaves
-(:mod:`treerank.aggregation._leaf_scores`), and the trees' rankings are
+(:mod:`treerank.ensemble._leaf_scores`), and the trees' rankings are
 combined, by the Kendall median of their bucket orders over the cells of the
 common subpartition of their leaves (:mod:`treerank.aggregation`), by the
 mean of their leaf scores or by a mass-weighted Borda count; the combined
@@ -13,7 +13,7 @@ score is calibrated into probabilities (:mod:`treerank.calibration`).
 :class:`TreeAggregate` holds that aggregate of already fitted trees: the
 aggregation of the trees' rankings of the training rows, and the scoring of
 new rows. It never grows a tree and imports neither :mod:`treerank.tree` nor
-:mod:`treerank.ensemble`: the trees are read through their fitted structure
+the forest: the trees are read through their fitted structure
 (``tree.tree_``). :class:`~treerank.RankingForest` extends it with the growth
 of its randomized trees; a graded :class:`~treerank.TreeRank` builds one from
 its threshold trees (its ``consensus_``).
@@ -39,13 +39,6 @@ from treerank.aggregation._kemeny import (
     kemeny_objective,
 )
 from treerank.aggregation._kernels import _use_compiled
-from treerank.aggregation._leaf_scores import (
-    leaf_midranks,
-    leaf_positions,
-    rank_leaf_values,
-    rate_leaf_values,
-)
-from treerank.aggregation._leaf_tables import LeafTable
 from treerank.aggregation._subpartition import distinct_leaf_rows
 from treerank.aggregation._threads import kernel_threads
 from treerank.base import RankingMixin, check_sparse_splitter
@@ -62,6 +55,13 @@ from treerank.engine import (
     find_cell_corners,
     threshold_grids,
 )
+from treerank.ensemble._leaf_scores import (
+    leaf_midranks,
+    leaf_positions,
+    rank_leaf_values,
+    rate_leaf_values,
+)
+from treerank.ensemble._leaf_tables import LeafTable
 from treerank.metrics._vus import volume_under_surface
 from treerank.utils._categorical import feature_matrix
 from treerank.utils._sparse import canonical_sparse, is_sparse
@@ -261,7 +261,7 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
     --------
     >>> import numpy as np
     >>> from treerank import TreeRank
-    >>> from treerank.aggregation import TreeAggregate
+    >>> from treerank.ensemble import TreeAggregate
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(300, 2))
     >>> y = np.digitize(X[:, 0] + 0.5 * rng.normal(size=300), [-0.5, 0.5])
