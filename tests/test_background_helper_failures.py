@@ -145,14 +145,16 @@ _KILLED_AT_START = textwrap.dedent(
     import json, os, signal, time
     from treerank._compilation import _background as background
     from treerank._compilation import _helper as lock_holder
-    from treerank.aggregation import _kernels
+    from treerank.aggregation import _local_search_kernels
 
     started = background.start_background_compilation()
     lock = lock_holder._directory / background.LOCK_NAME
     pid = int(lock.read_text())
     os.kill(pid, signal.SIGKILL)
     start = time.monotonic()
-    background.wait_for_background_compilation(_kernels._window_sums_kernel)
+    background.wait_for_background_compilation(
+        _local_search_kernels._window_sums_kernel
+    )
     waited = time.monotonic() - start
     print(json.dumps({"started": started, "waited": waited,
                       "lock_left": lock.exists()}))

@@ -90,13 +90,20 @@ def _part_kernels(part):
         from treerank.engine import _routing
 
         return (_routing.compile_graph, _routing.route_values)
-    from treerank.aggregation import _cell_index, _insertion, _kernels
+    from treerank.aggregation import (
+        _cell_index,
+        _insertion_kernels,
+        _local_search_kernels,
+    )
 
     if part == "small median":
-        return (_kernels._local_search_kernel,)
+        return (_local_search_kernels._local_search_kernel,)
     if part == "cell sort":
         return (_cell_index._lexicographic_kernel,)
-    return (_kernels._window_sums_kernel, _insertion._region_full_kernel)
+    return (
+        _local_search_kernels._window_sums_kernel,
+        _insertion_kernels._region_full_kernel,
+    )
 
 
 def _is_cold(part):

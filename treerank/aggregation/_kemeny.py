@@ -44,13 +44,15 @@ from treerank.aggregation._heuristics import (
     _mean_rank,
 )
 from treerank.aggregation._kernels import (
-    _batch_kernel,
     _compiled_for,
     _kwiksort_kernel,
-    _local_search_kernel,
     _use_compiled,
 )
 from treerank.aggregation._local_search import _run_local_search
+from treerank.aggregation._local_search_kernels import (
+    _batch_kernel,
+    _local_search_kernel,
+)
 from treerank.aggregation._objective import _objective
 from treerank.aggregation._threads import kernel_threads
 

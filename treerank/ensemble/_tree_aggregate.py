@@ -32,7 +32,8 @@ from sklearn.utils.parallel import Parallel, delayed
 
 from treerank._compilation._helper import wait_for_background_compilation
 from treerank.aggregation._cell_index import CellIndex, _lookup
-from treerank.aggregation._insertion import ConsensusInserter, _region_full_kernel
+from treerank.aggregation._insertion import ConsensusInserter
+from treerank.aggregation._insertion_kernels import _region_full_kernel
 from treerank.aggregation._kemeny import (
     _DEFAULT_WINDOW,
     kemeny_median,
