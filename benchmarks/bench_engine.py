@@ -403,14 +403,11 @@ def compile_times():
     second process that finds the compiled kernels in that cache, and again in
     a new process with an empty cache and the background compilation of the
     median's kernels switched off (``TREERANK_BACKGROUND_COMPILE=0``, see
-    :mod:`treerank.aggregation._background_compilation`). Reports the
+    :mod:`treerank._compilation._background`). Reports the
     import time, the wall time of the fit and scoring, and the part of it spent
     compiling (numba's compiler events, see ``treerank.cli._demo.CompileTimer``).
     """
-    from treerank.aggregation._background_compilation import (
-        ENVIRONMENT_SWITCH,
-        LOCK_NAME,
-    )
+    from treerank._compilation._background import ENVIRONMENT_SWITCH, LOCK_NAME
 
     def run(env):
         result = subprocess.run(

@@ -49,8 +49,7 @@ HEADER = (
 @contextmanager
 def timed_parts(totals):
     """Accumulate the wall time of the forest's parts into ``totals``."""
-    from treerank.aggregation import _tree_aggregate
-    from treerank.ensemble import _forest
+    from treerank.ensemble import _forest, _tree_aggregate
 
     patched = [
         (_forest, "grow_engine_structure", "growth"),

@@ -10,6 +10,7 @@ import pytest
 from treerank.aggregation import (
     ConsensusInserter,
     _kernels,
+    _local_search_kernels,
     kemeny_median,
     kemeny_objective,
 )
@@ -410,7 +411,7 @@ def test_compiled_recoding_matches_numpy(rng, monkeypatch, weights):
 def test_numpy_sum_replica_matches_ndarray_sum(rng):
     for n in [*range(0, 300), 511, 512, 513, 1023, 4097, 10_000, 65_537]:
         values = rng.standard_normal(n) * 10.0 ** rng.integers(-8, 8, size=n)
-        assert _kernels._numpy_sum(values) == values.sum(), n
+        assert _local_search_kernels._numpy_sum(values) == values.sum(), n
 
 
 def test_candidate_columns_kernel_matches_numpy():
@@ -418,7 +419,9 @@ def test_candidate_columns_kernel_matches_numpy():
 
     for window in range(0, 40):
         expected = _candidate_columns(window)
-        assert np.array_equal(_kernels._candidate_columns_kernel(window), expected)
+        assert np.array_equal(
+            _local_search_kernels._candidate_columns_kernel(window), expected
+        )
 
 
 def test_exact_arithmetic_dispatch(rng):
@@ -500,8 +503,8 @@ def test_batch_correction_skips_only_pairs_that_cancel(rng):
         chosen = np.arange(n_moves)
         args = (chosen, rank, items, lo, hi, old, new, data.ranks_t)
         rest = (data.item_weights, bounds, values, data.total_weight)
-        full = _kernels._batch_kernel(*args, *rest, False)
-        fast = _kernels._batch_kernel(*args, *rest, True)
+        full = _local_search_kernels._batch_kernel(*args, *rest, False)
+        fast = _local_search_kernels._batch_kernel(*args, *rest, True)
         assert fast[0] == full[0]
         assert np.array_equal(fast[1], full[1])
 
@@ -594,7 +597,7 @@ def test_sweep_order_is_the_stable_sort_of_the_lows(rng):
     # stable order of numpy's sort
     lo = rng.integers(-1, 40, size=300)
     chosen = rng.permutation(300)[:200]
-    order, sorted_lo = _kernels._sweep_order(lo, chosen)
+    order, sorted_lo = _local_search_kernels._sweep_order(lo, chosen)
     expected = np.argsort(lo[chosen], kind="stable")
     assert np.array_equal(order, expected)
     assert np.array_equal(sorted_lo, lo[chosen][expected])
@@ -654,7 +657,7 @@ def test_batch_kernel_matches_brute_force(rng, n_rankings, weights):
         hi = np.maximum(old[items], np.ceil(new[items])).astype(np.int64)
         rank = rng.permutation(n_moves)
         chosen = np.sort(rng.choice(n_moves, n_moves - 5, replace=False))
-        found = _kernels._batch_kernel(
+        found = _local_search_kernels._batch_kernel(
             chosen,
             rank,
             items,
@@ -680,8 +683,8 @@ def test_upper_bound_is_searchsorted_right(rng):
     values = np.sort(rng.integers(-2, 30, size=200)).astype(np.float64)
     for value in range(-4, 33):
         expected = np.searchsorted(values, value, side="right")
-        assert _kernels._upper_bound(values, value) == expected
-    assert _kernels._upper_bound(values[:0], 3) == 0
+        assert _local_search_kernels._upper_bound(values, value) == expected
+    assert _local_search_kernels._upper_bound(values[:0], 3) == 0
 
 
 @pytest.mark.parametrize("weights", ["uniform", "groups", "float"])

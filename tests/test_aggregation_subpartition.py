@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from treerank.aggregation import CommonSubpartition, common_subpartition
-from treerank.aggregation._leaf_tables import LeafTable
 from treerank.aggregation._subpartition import distinct_leaf_rows
+from treerank.ensemble._leaf_tables import LeafTable
 
 
 def subpartition_oracle(leaves, weights):

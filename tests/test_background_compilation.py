@@ -12,16 +12,17 @@ import numpy as np
 import pytest
 
 from treerank import RankingForest
-from treerank.aggregation import _background_compilation as background
-from treerank.aggregation import _warmup
-from treerank.aggregation._background_compilation import (
+from treerank._compilation import _background as background
+from treerank._compilation import _helper as lock_holder
+from treerank._compilation import _warmup
+from treerank._compilation._background import (
     ENVIRONMENT_SWITCH,
     LOCK_NAME,
     PARTS,
     start_background_compilation,
     wait_for_background_compilation,
 )
-from treerank.aggregation._warmup import (
+from treerank._compilation._warmup import (
     warm_median_kernels,
     warm_routing_kernels,
 )
@@ -43,7 +44,7 @@ def cold(monkeypatch, tmp_path):
     """A first fit: nothing started yet, no kernel cached, spawning recorded."""
     spawned = Spawned()
     monkeypatch.setattr(background, "_started", set())
-    monkeypatch.setattr(background, "_directory", None)
+    monkeypatch.setattr(lock_holder, "_directory", None)
     monkeypatch.setattr(background, "_is_cold", lambda part: True)
     monkeypatch.setattr(
         background, "_cold_cache_directory", lambda parts: tmp_path if parts else None
@@ -68,7 +69,7 @@ def test_a_first_fit_starts_one_process(cold):
 
     root = os.path.dirname(os.path.dirname(os.path.realpath(treerank.__file__)))
     assert command[7:] == [root, str(directory), *PARTS]
-    assert "treerank.aggregation._warmup" in command[6]
+    assert "treerank._compilation._warmup" in command[6]
     assert kwargs["env"][ENVIRONMENT_SWITCH] == "0"
     assert kwargs["stdout"] == subprocess.PIPE  # the launcher writes the pid
     # once per process
@@ -162,7 +163,7 @@ def test_a_stale_lock_is_replaced(cold):
     spawned, directory = cold
     lock = directory / LOCK_NAME
     lock.write_text("")
-    old = time.time() - 2 * background._STALE_LOCK_SECONDS
+    old = time.time() - 2 * lock_holder._STALE_LOCK_SECONDS
     os.utime(lock, (old, old))
     assert start_background_compilation()
     assert len(spawned.calls) == 1
@@ -290,7 +291,7 @@ def test_the_process_compiles_what_a_first_fit_needs(tmp_path):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
     env[ENVIRONMENT_SWITCH] = "0"
     subprocess.run(
-        [sys.executable, "-m", "treerank.aggregation._warmup", str(tmp_path)],
+        [sys.executable, "-m", "treerank._compilation._warmup", str(tmp_path)],
         env=env,
         check=True,
         timeout=600,
@@ -325,7 +326,7 @@ def _after(seconds, action):
 @pytest.fixture
 def compiling(monkeypatch, tmp_path):
     """This process started the second process, which still runs (its lock)."""
-    monkeypatch.setattr(background, "_directory", tmp_path)
+    monkeypatch.setattr(lock_holder, "_directory", tmp_path)
     (tmp_path / LOCK_NAME).touch()
     return tmp_path
 
@@ -354,13 +355,13 @@ def test_no_wait_for_a_kernel_compiled_here_or_without_the_process(
     index = compiling / "kernel.nbi"
     start = time.monotonic()
     wait_for_background_compilation(_kernel(index, compiled=True))
-    monkeypatch.setattr(background, "_directory", None)  # nothing started here
+    monkeypatch.setattr(lock_holder, "_directory", None)  # nothing started here
     wait_for_background_compilation(_kernel(index))
     assert time.monotonic() - start < 0.2
 
 
 def test_a_process_that_does_not_progress_is_waited_for_once(compiling, monkeypatch):
-    monkeypatch.setattr(background, "_MAX_WAIT", 0.3)
+    monkeypatch.setattr(lock_holder, "_MAX_WAIT", 0.3)
     kernel = _kernel(compiling / "kernel.nbi")
     start = time.monotonic()
     wait_for_background_compilation(kernel)
@@ -409,7 +410,8 @@ def test_a_fit_waits_only_for_the_kernels_it_calls(monkeypatch):
     # for exact weights, in one kernel): a smaller forest never waits for them
     from sklearn.datasets import make_classification
 
-    from treerank.aggregation import _kemeny, _tree_aggregate
+    from treerank.aggregation import _kemeny
+    from treerank.ensemble import _tree_aggregate
 
     waited = []
     for module in (_kemeny, _tree_aggregate):  # the median's, the scoring's

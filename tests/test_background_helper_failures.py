@@ -20,8 +20,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from treerank.aggregation import _background_compilation as background
-from treerank.aggregation._background_compilation import (
+from treerank._compilation import _background as background
+from treerank._compilation import _helper as lock_holder
+from treerank._compilation._background import (
     ENVIRONMENT_SWITCH,
     LOCK_NAME,
     start_background_compilation,
@@ -37,7 +38,7 @@ def _helper(*, module=True):
     """A process standing for the compiling one (its command line names it)."""
     command = [sys.executable, "-c", "import time; time.sleep(300)"]
     if module:
-        command.append("treerank.aggregation._warmup")
+        command.append("treerank._compilation._warmup")
     return subprocess.Popen(command)
 
 
@@ -53,7 +54,7 @@ def started(monkeypatch, tmp_path):
     helper = _helper()
     lock = tmp_path / LOCK_NAME
     lock.write_text(f"{helper.pid}\n")
-    monkeypatch.setattr(background, "_directory", tmp_path)
+    monkeypatch.setattr(lock_holder, "_directory", tmp_path)
     yield helper, lock, _kernel(tmp_path / "kernel.nbi")
     helper.kill()
     helper.wait()
@@ -71,7 +72,7 @@ def test_a_killed_helper_is_not_waited_for_and_its_lock_is_removed(started):
     helper.wait()
     assert _timed_wait(kernel) < 1.0
     assert not lock.exists()  # no lock left over
-    assert background._directory is None  # and no later wait
+    assert lock_holder._directory is None  # and no later wait
 
 
 def test_a_zombie_helper_counts_as_dead(started):
@@ -95,7 +96,7 @@ def test_a_stopped_helper_is_not_waited_for(started):
 def test_a_helper_that_uses_no_processor_time_is_given_up(started, monkeypatch):
     # alive (sleeping) but not compiling: waited for a few seconds at most
     _, lock, kernel = started
-    monkeypatch.setattr(background, "_STALL_SECONDS", 0.5)
+    monkeypatch.setattr(lock_holder, "_STALL_SECONDS", 0.5)
     assert 0.4 < _timed_wait(kernel) < 5.0
     assert lock.exists()  # its process is alive: its lock is its own
     assert _timed_wait(kernel) < 0.1  # never again
@@ -106,7 +107,7 @@ def test_a_lock_whose_process_id_was_reused_is_not_waited_for(monkeypatch, tmp_p
     try:
         lock = tmp_path / LOCK_NAME
         lock.write_text(f"{other.pid}\n")
-        monkeypatch.setattr(background, "_directory", tmp_path)
+        monkeypatch.setattr(lock_holder, "_directory", tmp_path)
         assert _timed_wait(_kernel(tmp_path / "kernel.nbi")) < 1.0
         assert not lock.exists()
     finally:
@@ -122,7 +123,7 @@ def test_a_later_fit_replaces_the_lock_of_a_dead_helper(monkeypatch, tmp_path):
     lock.write_text(f"{dead.pid}\n")  # recent, but its process is gone
     calls = []
     monkeypatch.setattr(background, "_started", set())
-    monkeypatch.setattr(background, "_directory", None)
+    monkeypatch.setattr(lock_holder, "_directory", None)
     monkeypatch.setattr(background, "_is_cold", lambda part: True)
     monkeypatch.setattr(background, "_cold_cache_directory", lambda parts: tmp_path)
     monkeypatch.setattr(
@@ -142,15 +143,18 @@ def test_a_later_fit_replaces_the_lock_of_a_dead_helper(monkeypatch, tmp_path):
 _KILLED_AT_START = textwrap.dedent(
     """
     import json, os, signal, time
-    from treerank.aggregation import _background_compilation as background
-    from treerank.aggregation import _kernels
+    from treerank._compilation import _background as background
+    from treerank._compilation import _helper as lock_holder
+    from treerank.aggregation import _local_search_kernels
 
     started = background.start_background_compilation()
-    lock = background._directory / background.LOCK_NAME
+    lock = lock_holder._directory / background.LOCK_NAME
     pid = int(lock.read_text())
     os.kill(pid, signal.SIGKILL)
     start = time.monotonic()
-    background.wait_for_background_compilation(_kernels._window_sums_kernel)
+    background.wait_for_background_compilation(
+        _local_search_kernels._window_sums_kernel
+    )
     waited = time.monotonic() - start
     print(json.dumps({"started": started, "waited": waited,
                       "lock_left": lock.exists()}))
@@ -181,14 +185,15 @@ def test_a_real_helper_killed_at_start(tmp_path):
 _FIRST_FIT = textwrap.dedent(
     """
     import os, signal, sys, time
-    from treerank.aggregation import _background_compilation as background
+    from treerank._compilation import _background as background
+    from treerank._compilation import _helper as lock_holder
 
     if sys.argv[1] == "killed":  # the process killed as soon as it starts
         start = background.start_background_compilation
 
         def start_and_kill(*args, **kwargs):
             started = start(*args, **kwargs)
-            lock = (background._directory or background.Path("/nonexistent"))
+            lock = lock_holder._directory or background.Path("/nonexistent")
             lock = lock / background.LOCK_NAME
             if started and lock.exists():
                 os.kill(int(lock.read_text()), signal.SIGKILL)

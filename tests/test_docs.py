@@ -26,6 +26,7 @@ EXAMPLES = ROOT / "examples"
 API_PAGES = {
     "treerank.aggregation": "aggregation.rst",
     "treerank.base": "base.rst",
+    "treerank.calibration": "calibration.rst",
     "treerank.bridge": "bridge.rst",
     "treerank.datasets": "datasets.rst",
     "treerank.engine": "engine.rst",

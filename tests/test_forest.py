@@ -98,7 +98,7 @@ def test_median_runs_one_windowed_search_at_every_size(monkeypatch, n_trees):
     # search from five starts over all buckets: the forest asks for one search
     # from Borda or the mean rank with moves within 3 buckets, so that its
     # cost grows with the cells and the trees
-    from treerank.aggregation import _tree_aggregate
+    from treerank.ensemble import _tree_aggregate
 
     calls = []
 

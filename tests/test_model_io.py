@@ -34,7 +34,7 @@ from treerank import (
     RankingForest,
     TreeRank,
 )
-from treerank.base import MonotoneCalibration, decision_offset
+from treerank.calibration import MonotoneCalibration, decision_offset
 from treerank.datasets import GaussianMeanShift, make_nested_squares
 from treerank.engine import rule_children
 from treerank.exceptions import ModelFileError

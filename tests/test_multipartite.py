@@ -13,14 +13,15 @@ from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import cross_val_score
 
 from treerank import RankingForest, TreeRank
-from treerank.aggregation import TreeAggregate, kemeny_median
-from treerank.base import GradedCalibration
+from treerank.aggregation import kemeny_median
 from treerank.bridge import evaluate
+from treerank.calibration import GradedCalibration
 from treerank.datasets import (
     OrdinalNestedSquares,
     make_learning_to_rank,
     make_ordinal_nested_squares,
 )
+from treerank.ensemble import TreeAggregate
 from treerank.metrics import (
     cumulative_auc_scores,
     ndcg_score,
@@ -254,7 +255,7 @@ def test_refitting_a_graded_fixture_predicts_as_it_did(name, monkeypatch):
     # with the median solver's settings of that version (since then a forest
     # runs one local search with moves within 3 buckets at every size, where
     # small problems had five searches over all buckets)
-    from treerank.aggregation import _tree_aggregate
+    from treerank.ensemble import _tree_aggregate
 
     def earlier_median(*args, window=None, multi_start=None, **kwargs):
         return kemeny_median(*args, **kwargs)

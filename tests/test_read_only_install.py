@@ -122,7 +122,7 @@ def test_import_and_load_in_a_read_only_install(tmp_path, read_only_home):
             from treerank import RankingForest, TreeRank
             import treerank.model_io
             import treerank.aggregation._kernels
-            from treerank.engine._jit import caching_disabled
+            from treerank._compilation._cache import caching_disabled
         print(json.dumps({
             "disabled": caching_disabled(),
             "warnings": [(w.category.__name__, str(w.message)) for w in caught],
@@ -148,7 +148,7 @@ def test_writable_numba_cache_dir_is_used_without_notice(tmp_path, read_only_hom
         os.environ["NUMBA_CACHE_DIR"] = {str(cache)!r}
         warnings.simplefilter("error")
         import treerank.aggregation._kernels
-        from treerank.engine._jit import caching_disabled
+        from treerank._compilation._cache import caching_disabled
         assert not caching_disabled()
         print("ok")
         """

@@ -586,7 +586,7 @@ def test_bucket_calibration_is_scikit_learns_isotonic_regression(values, seed):
     loop) is the non-increasing isotonic regression of scikit-learn."""
     from sklearn.isotonic import isotonic_regression
 
-    from treerank.base import calibrate_buckets
+    from treerank.calibration import calibrate_buckets
 
     rng = np.random.default_rng(seed)
     total = rng.integers(1, 50, len(values)).astype(float)

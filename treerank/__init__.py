@@ -19,6 +19,7 @@ _SUBMODULES = [
     "aggregation",
     "base",
     "bridge",
+    "calibration",
     "datasets",
     "engine",
     "ensemble",

@@ -1,4 +1,4 @@
-"""Rank aggregation: Kendall distance, Kemeny median and forest cells.
+"""Rank aggregation: Kendall distance, Kemeny median, insertion and subpartition.
 
 A ranking of M items is an integer array of bucket indices: a smaller value is a
 better bucket (0 is the top one) and equal values are tied. This package
@@ -15,16 +15,12 @@ computes
   (:func:`common_subpartition`), and a hash index that finds the cell of a new
   row of leaf ranks (:class:`CellIndex`);
 - the Kendall-optimal position of a new item in a fitted median, given its
-  bucket in each ranking (:class:`ConsensusInserter`);
-- fitted ranking trees aggregated into one score (:class:`TreeAggregate`):
-  routing rows to their leaves, the trees' leaf scores, their Kendall median
-  over the common subpartition (or mean, or Borda count), the calibration
-  and the scoring of new rows. :class:`treerank.RankingForest` extends it
-  with the growth of its trees; a :class:`treerank.TreeRank` fitted on
-  ``K > 2`` grades holds one as the median of its threshold trees.
+  bucket in each ranking (:class:`ConsensusInserter`).
 
-These are the aggregation layer of :class:`treerank.RankingForest`; they
-import neither :mod:`treerank.tree` nor :mod:`treerank.ensemble`.
+It is a library of rank aggregation that knows nothing of trees: the forest's
+aggregation of its fitted trees (:class:`treerank.ensemble.TreeAggregate`)
+builds on it. It imports nothing from :mod:`treerank.tree`,
+:mod:`treerank.ensemble`, :mod:`treerank.base` or any estimator.
 """
 
 # Authors: The treerank developers
@@ -40,14 +36,12 @@ from treerank.aggregation._distance import kendall_tau_distance
 from treerank.aggregation._insertion import ConsensusInserter
 from treerank.aggregation._kemeny import MedianResult, kemeny_median, kemeny_objective
 from treerank.aggregation._subpartition import CommonSubpartition, common_subpartition
-from treerank.aggregation._tree_aggregate import TreeAggregate
 
 __all__ = [
     "CellIndex",
     "CommonSubpartition",
     "ConsensusInserter",
     "MedianResult",
-    "TreeAggregate",
     "check_bucket_order",
     "check_rankings",
     "common_subpartition",

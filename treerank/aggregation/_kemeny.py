@@ -24,9 +24,7 @@ import numbers
 import numpy as np
 from sklearn.utils import check_random_state
 
-from treerank.aggregation._background_compilation import (
-    wait_for_background_compilation,
-)
+from treerank._compilation._helper import wait_for_background_compilation
 from treerank.aggregation._bucket_order import (
     _dense_rows,
     _RankingData,
@@ -46,13 +44,15 @@ from treerank.aggregation._heuristics import (
     _mean_rank,
 )
 from treerank.aggregation._kernels import (
-    _batch_kernel,
     _compiled_for,
     _kwiksort_kernel,
-    _local_search_kernel,
     _use_compiled,
 )
 from treerank.aggregation._local_search import _run_local_search
+from treerank.aggregation._local_search_kernels import (
+    _batch_kernel,
+    _local_search_kernel,
+)
 from treerank.aggregation._objective import _objective
 from treerank.aggregation._threads import kernel_threads
 

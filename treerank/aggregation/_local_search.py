@@ -57,16 +57,18 @@ import numpy as np
 from treerank.aggregation._bucket_index import _SMALL_MAX, _BucketIndex
 from treerank.aggregation._bucket_order import _dot
 from treerank.aggregation._kernels import (
-    _batch_kernel,
-    _best_moves_kernel,
     _compiled_for,
-    _count_overlaps,
     _gather_sorted,
-    _local_search_kernel,
     _use_compiled,
     _weight_groups,
-    _window_sums_kernel,
     bucket_order,
+)
+from treerank.aggregation._local_search_kernels import (
+    _batch_kernel,
+    _best_moves_kernel,
+    _count_overlaps,
+    _local_search_kernel,
+    _window_sums_kernel,
 )
 from treerank.aggregation._threads import run_on_parts, split_range
 
@@ -485,7 +487,7 @@ def _local_search_exact(data, consensus, objective, *, window, max_iter, tol=0.0
     """:func:`_local_search_compiled` for exact arithmetic, passes included.
 
     With integral weights every sum of a pass is exact, so the whole search
-    runs in one kernel (:func:`._kernels._local_search_kernel`): the same
+    runs in one kernel (:func:`._local_search_kernels._local_search_kernel`): the same
     passes and result, without numpy's fixed cost per call between them.
     """
     bounds, values = _weight_groups(data)

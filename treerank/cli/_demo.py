@@ -159,9 +159,7 @@ def run_demo(output_dir="treerank-demo", *, random_state=0, stream=None):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from treerank.aggregation._background_compilation import (
-        start_background_compilation,
-    )
+    from treerank._compilation._background import start_background_compilation
     from treerank.export import export_graphviz, export_text
     from treerank.plotting import plot_roc, plot_stability
     from treerank.stability import bootstrap_stability
@@ -172,7 +170,7 @@ def run_demo(output_dir="treerank-demo", *, random_state=0, stream=None):
     os.makedirs(output_dir, exist_ok=True)
     # on a first run, the routing's and the median's kernels compile in a
     # second process while TreeRank compiles the growth's (see
-    # treerank.aggregation._background_compilation)
+    # treerank._compilation._background)
     start_background_compilation()
     rows, written, fitted = [], [], {}
     compile_total = 0.0

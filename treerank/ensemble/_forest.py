@@ -5,7 +5,7 @@ worker that grows one tree (it must be picklable for process-based and
 distributed joblib backends). The aggregate of the fitted trees (the Kendall
 median over the common subpartition, the mean of leaf scores or the
 mass-weighted Borda count, the calibration and the scoring of new rows) is
-the base class :class:`~treerank.aggregation.TreeAggregate`.
+the base class :class:`~treerank.ensemble.TreeAggregate`.
 """
 
 # Authors: The treerank developers
@@ -19,13 +19,13 @@ from sklearn.base import clone
 from sklearn.utils import check_random_state
 from sklearn.utils.parallel import Parallel, delayed
 
-from treerank.aggregation._background_compilation import start_background_compilation
+from treerank._compilation._background import start_background_compilation
 from treerank.aggregation._kemeny import METHODS as KEMENY_METHODS
 from treerank.aggregation._kernels import _use_compiled
-from treerank.aggregation._tree_aggregate import TreeAggregate
 from treerank.base import check_sparse_splitter, keep_background
 from treerank.engine import merge_identical_rows, route_binned
 from treerank.ensemble._multipartite import fit_graded_forest
+from treerank.ensemble._tree_aggregate import TreeAggregate
 from treerank.metrics._roc import roc_auc_score
 from treerank.tree._classes import (
     MAX_FEATURES_CONSTRAINT,
@@ -384,7 +384,7 @@ default=None
     See Also
     --------
     TreeRank : A single ranking tree.
-    treerank.aggregation.TreeAggregate : The base class: the aggregation of
+    treerank.ensemble.TreeAggregate : The base class: the aggregation of
         the fitted trees and the scoring of new rows.
     treerank.aggregation.kemeny_median : The median solver.
 

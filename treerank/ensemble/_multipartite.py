@@ -4,10 +4,10 @@ The grades are turned into bipartite problems by
 :mod:`treerank.utils._graded_target` (the stacked problem, or the labels
 "grade >= g_k" of every tree's threshold); the forest grows its trees on them
 as it grows bipartite trees; its base class
-:class:`~treerank.aggregation.TreeAggregate` then aggregates the trees'
+:class:`~treerank.ensemble.TreeAggregate` then aggregates the trees'
 rankings of the training rows as usual, chooses its leaf scores by their
 out-of-bag volume under the ROC surface (VUS), and calibrates the aggregated
-score per threshold (:func:`~treerank.aggregation._tree_aggregate.aggregate_graded`,
+score per threshold (:func:`~treerank.ensemble._tree_aggregate.aggregate_graded`,
 shared with a graded :class:`~treerank.TreeRank`). Under the monotone likelihood
 ratio condition, the Kendall median of scorers consistent for the bipartite
 problems is consistent for the VUS (Clémençon, Robbiano and Vayatis, 2013).
@@ -24,8 +24,8 @@ an argument and never import its class.
 import numpy as np
 from sklearn.utils import check_random_state
 
-from treerank.aggregation._tree_aggregate import aggregate_graded
 from treerank.base import keep_background
+from treerank.ensemble._tree_aggregate import aggregate_graded
 from treerank.utils._categorical import feature_matrix
 from treerank.utils._graded_target import (
     check_graded_training_target,

@@ -178,7 +178,7 @@ def score_scale(estimator, scale="calibrated"):
     if scale == "decision":
         return ScoreScale(None, None, "decision_function")
     model = _final_step(estimator)
-    from treerank.base import GradedCalibration
+    from treerank.calibration import GradedCalibration
     from treerank.tree import TreeRank
 
     grades = np.asarray(model.classes_)

@@ -26,8 +26,8 @@ compare every explanation with the model's own ``decision_function``.
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from treerank.aggregation import TreeAggregate
 from treerank.engine import Router
+from treerank.ensemble import TreeAggregate
 
 __all__ = [
     "TreeSum",
@@ -37,7 +37,6 @@ __all__ = [
     "explained_model",
     "is_additive",
     "mean_proxy_leaf_values",
-    "mean_proxy_scores",
     "model_router",
     "tree_leaf_values",
     "tree_sum",
@@ -61,7 +60,7 @@ def explained_model(estimator):
 
     A :class:`~treerank.TreeRank` fitted on ``K > 2`` grades scores with the
     Kendall median of its ``K - 1`` threshold trees (``consensus_``, a
-    :class:`~treerank.aggregation.TreeAggregate`, the fitted form of a
+    :class:`~treerank.ensemble.TreeAggregate`, the fitted form of a
     :class:`~treerank.RankingForest`); every other model explains itself.
     """
     if _is_tree(estimator) and estimator.classes_.shape[0] > 2:
@@ -199,14 +198,6 @@ def mean_proxy_leaf_values(estimator):
         )
     n_trees = len(model.estimators_)
     return [np.asarray(v, np.float64) / n_trees for v in model.leaf_values_], 0.0
-
-
-def mean_proxy_scores(estimator, X):
-    """The mean proxy's score of encoded rows (see :func:`mean_proxy_leaf_values`)."""
-    model = explained_model(estimator)
-    from treerank.ensemble import mean_leaf_values
-
-    return mean_leaf_values(model._leaf_ranks(X), model.leaf_values_)
 
 
 def is_additive(estimator):

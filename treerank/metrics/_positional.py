@@ -585,9 +585,6 @@ class PositionalMetric:
             total = total.astype(np.float64)
         return total
 
-    def _expected_offset(self, pairs):
-        return sum((self.offset(y) * p for y, p in pairs), Fraction(0))
-
     def expected_value(self, distribution, ranking):
         """Expected value ``sum_y p(y) r(y, ranking)`` of a ranking.
 

@@ -1,11 +1,11 @@
 """The calibrations of a model file: score -> probability, monotone.
 
 - A RankingForest of two classes: its isotonic calibration
-  (:class:`~treerank.base.MonotoneCalibration`) as a step function, only the
+  (:class:`~treerank.calibration.MonotoneCalibration`) as a step function, only the
   levels around its steps (which predict identically), with the decision
   threshold it implies.
 - A RankingForest of ``K > 2`` grades: ``P(Y >= g_k | score)`` per
-  threshold (:class:`~treerank.base.GradedCalibration`), one row per
+  threshold (:class:`~treerank.calibration.GradedCalibration`), one row per
   threshold, non-decreasing along each row and non-increasing down each
   column; its decision offset is zero.
 - A TreeRank: its out-of-fold quantile calibration, knots in [0, 1] and
@@ -20,7 +20,7 @@ classes rely on.
 
 import numpy as np
 
-from treerank.base import GradedCalibration, MonotoneCalibration, decision_offset
+from treerank.calibration import GradedCalibration, MonotoneCalibration, decision_offset
 from treerank.model_io._arrays import (
     ROUNDING,
     check_array,

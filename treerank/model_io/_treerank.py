@@ -10,7 +10,7 @@ penalty stores the nodes it collapsed, a tree pruned by cross-validation its
 (:mod:`~treerank.model_io._calibration`).
 
 A TreeRank of ``K > 2`` grades is the Kendall median of its ``K - 1``
-threshold trees (``consensus_``, a :class:`~treerank.aggregation.TreeAggregate`):
+threshold trees (``consensus_``, a :class:`~treerank.ensemble.TreeAggregate`):
 its description holds the description of the RankingForest of these trees
 under ``"consensus"`` (the forest's parameters describe the trees, the
 aggregate's state is the forest's) and its arrays under the prefix

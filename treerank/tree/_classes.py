@@ -12,17 +12,15 @@ from sklearn.model_selection import StratifiedKFold, check_cv
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from treerank.aggregation._background_compilation import start_background_compilation
-from treerank.aggregation._tree_aggregate import TreeAggregate, aggregate_graded
-from treerank.base import (
-    RankingMixin,
+from treerank._compilation._background import start_background_compilation
+from treerank.base import RankingMixin, check_sparse_splitter, keep_background
+from treerank.calibration import (
     calibrate_buckets,
     calibrated_probability,
-    check_sparse_splitter,
-    keep_background,
     quantile_calibration,
 )
 from treerank.engine import BinMapper, grow_ranking_tree
+from treerank.ensemble._tree_aggregate import TreeAggregate, aggregate_graded
 from treerank.metrics._roc import roc_auc_score
 from treerank.tree._default_splitter import DefaultLeafRankMixin
 from treerank.tree._growing import grow_ranking_tree as grow_node_by_node
@@ -354,7 +352,7 @@ default=None
         Only for ``K > 2`` grades: the threshold grade of each tree.
     consensus_ : TreeAggregate
         Only for ``K > 2`` grades: the Kendall median of ``estimators_``
-        (:class:`~treerank.aggregation.TreeAggregate`, the fitted form of a
+        (:class:`~treerank.ensemble.TreeAggregate`, the fitted form of a
         :class:`RankingForest`; a model loaded from a file holds the
         equivalent RankingForest, a subclass of it).
     n_features_in_ : int
@@ -617,7 +615,7 @@ default=None
         rankings are aggregated by the Kendall median over the common
         subpartition of their leaves, exactly as a
         :class:`~treerank.RankingForest` of these ``K - 1`` trees aggregates
-        them (``consensus_``, a :class:`~treerank.aggregation.TreeAggregate`).
+        them (``consensus_``, a :class:`~treerank.ensemble.TreeAggregate`).
         Sets ``classes_`` (the grades), ``estimators_``, ``tree_thresholds_``
         and ``consensus_``.
         """
@@ -864,7 +862,7 @@ default=None
 
         Each fold's tree is grown and pruned as the final tree, and each
         held-out row gets the quantile of its leaf under that tree's training
-        distribution (:func:`~treerank.base.midrank_quantiles` of leaves): the
+        distribution (:func:`~treerank.calibration.midrank_quantiles` of leaves): the
         calibration then maps the final tree's leaf quantiles to honest
         probabilities.
         """

@@ -783,18 +783,6 @@ class LeafRank(BaseLeafRank):
         return describe_boxes(self.left_rules(feature_names))
 
 
-def _order_by_ratio(beta, alpha):
-    """Order of the leaves by decreasing beta/alpha, empty leaves last.
-
-    A leaf with alpha = 0 and beta > 0 has an infinite ratio and comes first;
-    a leaf with no weight at all (alpha = beta = 0) comes last.
-    """
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(alpha > 0, beta / np.where(alpha > 0, alpha, 1.0), np.inf)
-    ratio = np.where((alpha == 0) & (beta == 0), -np.inf, ratio)
-    return np.argsort(-ratio, kind="stable")
-
-
 class ClassifierLeafRank(BaseLeafRank):
     """Any scikit-learn classifier accepting ``sample_weight`` as a LeafRank.
 

@@ -15,7 +15,6 @@ from sklearn.utils import Bunch
 
 __all__ = [
     "collapse_thresholds",
-    "cost_complexity_path",
     "penalized_subtree",
     "structural_penalty",
 ]
@@ -97,24 +96,6 @@ def collapse_thresholds(structure):
         train_auc=np.asarray(train_auc),
     )
     return thresholds, path
-
-
-def cost_complexity_path(structure):
-    """The nested sequence of optimal subtrees ``T(lambda)``.
-
-    Parameters
-    ----------
-    structure : RankingTreeStructure
-
-    Returns
-    -------
-    path : Bunch
-        ``ccp_alphas``: the increasing breakpoints (``ccp_alphas[0] = 0`` gives
-        the full tree, the last one the root alone); ``n_leaves`` and
-        ``train_auc``: leaves and training AUC of the subtree optimal on
-        ``[ccp_alphas[i], ccp_alphas[i + 1])``.
-    """
-    return collapse_thresholds(structure)[1]
 
 
 def structural_penalty(n_leaves, n_samples, n_features, n_cuts, p_low, p_high):

@@ -4,16 +4,16 @@ The trees of a :class:`~treerank.RankingForest`, and the threshold trees of a
 :class:`~treerank.TreeRank` fitted on ``K > 2`` ordered grades, are scored
 together the same way: each row is routed to its leaf in every tree (all trees
 at once in compiled code), each tree scores or orders its leaves
-(:mod:`treerank.aggregation._leaf_scores`), and the trees' rankings are
+(:mod:`treerank.ensemble._leaf_scores`), and the trees' rankings are
 combined, by the Kendall median of their bucket orders over the cells of the
 common subpartition of their leaves (:mod:`treerank.aggregation`), by the
 mean of their leaf scores or by a mass-weighted Borda count; the combined
-score is calibrated into probabilities (:mod:`treerank.base`).
+score is calibrated into probabilities (:mod:`treerank.calibration`).
 
 :class:`TreeAggregate` holds that aggregate of already fitted trees: the
 aggregation of the trees' rankings of the training rows, and the scoring of
 new rows. It never grows a tree and imports neither :mod:`treerank.tree` nor
-:mod:`treerank.ensemble`: the trees are read through their fitted structure
+the forest: the trees are read through their fitted structure
 (``tree.tree_``). :class:`~treerank.RankingForest` extends it with the growth
 of its randomized trees; a graded :class:`~treerank.TreeRank` builds one from
 its threshold trees (its ``consensus_``).
@@ -30,32 +30,23 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.parallel import Parallel, delayed
 
-from treerank.aggregation._background_compilation import (
-    wait_for_background_compilation,
-)
+from treerank._compilation._helper import wait_for_background_compilation
 from treerank.aggregation._cell_index import CellIndex, _lookup
-from treerank.aggregation._insertion import ConsensusInserter, _region_full_kernel
+from treerank.aggregation._insertion import ConsensusInserter
+from treerank.aggregation._insertion_kernels import _region_full_kernel
 from treerank.aggregation._kemeny import (
     _DEFAULT_WINDOW,
     kemeny_median,
     kemeny_objective,
 )
 from treerank.aggregation._kernels import _use_compiled
-from treerank.aggregation._leaf_scores import (
-    leaf_midranks,
-    leaf_positions,
-    rank_leaf_values,
-    rate_leaf_values,
-)
-from treerank.aggregation._leaf_tables import LeafTable
 from treerank.aggregation._subpartition import distinct_leaf_rows
 from treerank.aggregation._threads import kernel_threads
-from treerank.base import (
+from treerank.base import RankingMixin, check_sparse_splitter
+from treerank.calibration import (
     GradedCalibration,
     MonotoneCalibration,
-    RankingMixin,
     calibrated_probability,
-    check_sparse_splitter,
     midrank_quantiles,
     quantile_calibration,
 )
@@ -65,6 +56,13 @@ from treerank.engine import (
     find_cell_corners,
     threshold_grids,
 )
+from treerank.ensemble._leaf_scores import (
+    leaf_midranks,
+    leaf_positions,
+    rank_leaf_values,
+    rate_leaf_values,
+)
+from treerank.ensemble._leaf_tables import LeafTable
 from treerank.metrics._vus import volume_under_surface
 from treerank.utils._categorical import feature_matrix
 from treerank.utils._sparse import canonical_sparse, is_sparse
@@ -116,7 +114,8 @@ def aggregate_graded(forest, X, leaf_ranks, levels, codes, grades, weight, seed)
     The aggregation is the aggregate's own (median, mean or Borda), on the
     trees' leaf ranks of the training rows; the leaf scores are chosen by
     their out-of-bag volume under the ROC surface (VUS), and the aggregated
-    score is calibrated per threshold (:class:`~treerank.base.GradedCalibration`).
+    score is calibrated per threshold
+    (:class:`~treerank.calibration.GradedCalibration`).
     ``levels`` are the trees' threshold codes (None for stacked trees).
 
     Parameters
@@ -263,7 +262,7 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
     --------
     >>> import numpy as np
     >>> from treerank import TreeRank
-    >>> from treerank.aggregation import TreeAggregate
+    >>> from treerank.ensemble import TreeAggregate
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(300, 2))
     >>> y = np.digitize(X[:, 0] + 0.5 * rng.normal(size=300), [-0.5, 0.5])
@@ -330,7 +329,7 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
         """Probabilities of the training scores' levels, from out-of-bag data.
 
         The positive rate is fitted as a function of the quantile of the
-        out-of-bag score (:func:`~treerank.base.quantile_calibration`), then
+        out-of-bag score (:func:`~treerank.calibration.quantile_calibration`), then
         read at the quantile of each distinct final score among the training
         scores: a monotone map of the final score whose values are not the
         optimism of the training fit. Without out-of-bag rows (no bootstrap,

@@ -15,8 +15,9 @@ Each tree scores its leaves in one of two ways (``leaf_scores`` of
   the recursion.
 
 Averaging per-tree scores is the classical bagging aggregation (and the one of
-the original R package); the Kendall median lives in :mod:`treerank.aggregation`
-and uses only each tree's order of its leaves (:func:`leaf_positions`).
+the original R package); the Kendall median
+(:class:`~treerank.ensemble.TreeAggregate`, by :mod:`treerank.aggregation`)
+uses only each tree's order of its leaves (:func:`leaf_positions`).
 """
 
 # Authors: The treerank developers

@@ -1,7 +1,7 @@
 """Compile the kernels a first fit needs after the growth's, in a second process.
 
 This module, run as a script by
-:func:`~treerank.aggregation._background_compilation.start_background_compilation`,
+:func:`~treerank._compilation._background.start_background_compilation`,
 compiles them into numba's cache in the order a fit needs them (see that
 module), through the same code a fit and a prediction use, so that it
 compiles the same specializations:
@@ -25,7 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from treerank.aggregation._background_compilation import LOCK_NAME, PARTS
+from treerank._compilation._background import PARTS
+from treerank._compilation._helper import LOCK_NAME
 
 __all__ = [
     "warm_cell_sort_kernel",
@@ -57,11 +58,11 @@ def warm_median_kernels(n_rows=2000, n_trees=100, n_leaves=40, seed=0):
 
     Examples
     --------
-    >>> from treerank.aggregation._warmup import warm_median_kernels
+    >>> from treerank._compilation._warmup import warm_median_kernels
     >>> warm_median_kernels(n_rows=200, n_trees=5, n_leaves=4).n_cells_ > 0
     True
     """
-    from treerank.aggregation._tree_aggregate import TreeAggregate
+    from treerank.ensemble._tree_aggregate import TreeAggregate
 
     rng = np.random.default_rng(seed)
     score = rng.random(n_rows)
@@ -97,12 +98,12 @@ def warm_leaf_table_kernels(n_rows=200, n_trees=5, n_leaves=4, seed=0):
 
     Examples
     --------
-    >>> from treerank.aggregation._warmup import warm_leaf_table_kernels
+    >>> from treerank._compilation._warmup import warm_leaf_table_kernels
     >>> mean = warm_leaf_table_kernels(n_rows=10)
     >>> mean.shape, bool(((0 <= mean) & (mean <= 1)).all())
     ((10,), True)
     """
-    from treerank.aggregation._leaf_tables import LeafTable
+    from treerank.ensemble._leaf_tables import LeafTable
 
     rng = np.random.default_rng(seed)
     leaf_ranks = rng.integers(0, n_leaves, size=(n_rows, n_trees)).astype(np.int32)
@@ -126,7 +127,7 @@ def warm_cell_sort_kernel(n_rows=5000, n_trees=100, n_leaves=40, seed=0):
 
     Examples
     --------
-    >>> from treerank.aggregation._warmup import warm_cell_sort_kernel
+    >>> from treerank._compilation._warmup import warm_cell_sort_kernel
     >>> warm_cell_sort_kernel(n_rows=300, n_trees=4, n_leaves=3) <= 3**4
     True
     """
@@ -160,7 +161,7 @@ def warm_routing_kernels(n_rows=64, n_features=3, n_trees=3, seed=0):
     Examples
     --------
     >>> import numpy as np
-    >>> from treerank.aggregation._warmup import warm_routing_kernels
+    >>> from treerank._compilation._warmup import warm_routing_kernels
     >>> ranks = warm_routing_kernels(n_rows=8, n_trees=2)
     >>> ranks.shape, sorted(np.unique(ranks).tolist()) == [0, 1]
     ((8, 2), True)

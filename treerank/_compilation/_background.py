@@ -14,26 +14,28 @@ fitting instead of 18 s (measured by ``benchmarks/bench_engine.py``'s compile
 part).
 
 :func:`start_background_compilation` starts that process
-(:mod:`treerank.aggregation._warmup` run as a script, with this treerank first
+(:mod:`treerank._compilation._warmup` run as a script, with this treerank first
 on its path) for the parts a fit needs, each at most once per process, only
 when their kernels are neither compiled here nor in the cache, and never when
 ``TREERANK_BACKGROUND_COMPILE=0`` is set. It writes nothing but numba's
 cache, and a lock file next to it for its lifetime so that concurrent fits
 start one process, not one each. A fit that needs one of its kernels before
-it is stored waits for it (:func:`wait_for_background_compilation`):
+it is stored waits for it
+(:func:`~treerank._compilation._helper.wait_for_background_compilation`):
 compiling it again would take at least as long, on a core that process uses.
 It waits at most a minute, and otherwise compiles the kernel itself, as it
 would without the process: the results never depend on it.
 
-The process can die (killed, out of memory) or stop (suspended) at any time,
-so the lock holds its process id, and the process is checked, not only its
-lock: a fit stops waiting as soon as the process is gone, is a zombie, is
-stopped, or has used no processor time for a few seconds (then it never waits
-again, and compiles what it needs itself: never slower than without the
-process), and removes the lock such a process leaves behind; a later first
-fit replaces a lock whose process is gone instead of waiting for it to grow
-stale. Nothing is started when numba has no writable cache to store the
-kernels in (:func:`~treerank.engine._jit.caching_disabled`).
+The process can die (killed, out of memory) or stop (suspended) at any time, so
+the lock holds its process id, and the process is checked, not only its lock
+(:mod:`treerank._compilation._helper`): a fit stops waiting as soon as the
+process is gone, is a zombie, is stopped, or has used no processor time for a
+few seconds (then it never waits again, and compiles what it needs itself:
+never slower than without the process), and removes the lock such a process
+leaves behind; a later first fit replaces a lock whose process is gone instead
+of waiting for it to grow stale. Nothing is started when numba has no writable
+cache to store the kernels in
+(:func:`~treerank._compilation._cache.caching_disabled`).
 """
 
 # Authors: The treerank developers
@@ -42,8 +44,15 @@ kernels in (:func:`~treerank.engine._jit.caching_disabled`).
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+from treerank._compilation import _helper
+from treerank._compilation._helper import (
+    LOCK_NAME,
+    _index_path,
+    _take_lock,
+    wait_for_background_compilation,
+)
 
 __all__ = [
     "ENVIRONMENT_SWITCH",
@@ -55,26 +64,14 @@ __all__ = [
 
 # set to "0" to never start the process
 ENVIRONMENT_SWITCH = "TREERANK_BACKGROUND_COMPILE"
-# the file the process holds next to the cache for its lifetime
-LOCK_NAME = "treerank-warmup.lock"
 # what it compiles: the routing's and the leaf tables' kernels (every forest
 # and tree), then the median's (a forest aggregated by it): those of large
 # problems, those of small exact ones (one kernel for the whole local search)
 # and the sort of the cells of large forests; the median's of the fit's size
 # first
 PARTS = ("routing", "median", "small median", "cell sort")
-# a lock older than this is left over by a process that did not finish
-_STALE_LOCK_SECONDS = 600.0
 # the parts this process asked for (started or found compiled)
 _started = set()
-# the cache directory where this process started the second process
-_directory = None
-# the longest wait for it, in seconds (it compiles for about 10 s)
-_MAX_WAIT = 60.0
-# a process that used no processor time for this long is stuck (seconds)
-_STALL_SECONDS = 3.0
-# what the command line of the compiling process holds
-_MODULE = "treerank.aggregation._warmup"
 # starts the command of its arguments in a new session, detached, writes its
 # process id and exits
 _LAUNCHER = (
@@ -93,21 +90,20 @@ def _part_kernels(part):
         from treerank.engine import _routing
 
         return (_routing.compile_graph, _routing.route_values)
-    from treerank.aggregation import _cell_index, _insertion, _kernels
+    from treerank.aggregation import (
+        _cell_index,
+        _insertion_kernels,
+        _local_search_kernels,
+    )
 
     if part == "small median":
-        return (_kernels._local_search_kernel,)
+        return (_local_search_kernels._local_search_kernel,)
     if part == "cell sort":
         return (_cell_index._lexicographic_kernel,)
-    return (_kernels._window_sums_kernel, _insertion._region_full_kernel)
-
-
-def _index_path(kernel):
-    """The cache index file of a kernel (None when numba does not cache it)."""
-    try:
-        return Path(kernel._cache._cache_file._index_path)
-    except AttributeError:
-        return None
+    return (
+        _local_search_kernels._window_sums_kernel,
+        _insertion_kernels._region_full_kernel,
+    )
 
 
 def _is_cold(part):
@@ -132,79 +128,6 @@ def _cold_cache_directory(parts=PARTS):
     return None if index is None else index.parent
 
 
-def _lock_pid(lock):
-    """The process id a lock holds (None: none yet, or not a lock of ours)."""
-    try:
-        text = lock.read_text(encoding="ascii").strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    return int(text) if text.isdigit() else None
-
-
-def _process_state(pid):
-    """``(alive, cpu_ticks)`` of a compiling process, as far as can be told.
-
-    Dead: no such process, a zombie, or (Linux) a process that is not the
-    warm-up (its id reused). Stopped (SIGSTOP): not alive either, as it does
-    not progress. ``cpu_ticks`` is its processor time where ``/proc`` gives
-    it, else None.
-    """
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False, None
-    except PermissionError:  # another user's process: it exists
-        return True, None
-    except OSError:
-        return False, None
-    proc = Path("/proc") / str(pid)
-    try:
-        stat = (proc / "stat").read_text()
-        command = (proc / "cmdline").read_bytes()
-    except OSError:  # no /proc: the signal said it exists
-        return True, None
-    fields = stat[stat.rfind(")") + 2 :].split()
-    if fields[0] in ("Z", "X", "x", "T", "t") or _MODULE.encode() not in command:
-        return False, None
-    return True, int(fields[11]) + int(fields[12])  # utime + stime
-
-
-def _lock_is_live(lock):
-    """Whether a lock belongs to a compiling process that can still progress.
-
-    A lock without a process id (being written, or from an older version)
-    counts as live until it is stale (``_STALE_LOCK_SECONDS``).
-    """
-    try:
-        age = time.time() - lock.stat().st_mtime
-    except OSError:
-        return False
-    pid = _lock_pid(lock)
-    if pid is None:
-        return age <= _STALE_LOCK_SECONDS
-    return _process_state(pid)[0]
-
-
-def _remove_lock(lock, pid):
-    """Remove the lock left by the process ``pid`` (not a newer process's)."""
-    if _lock_pid(lock) == pid:
-        lock.unlink(missing_ok=True)
-
-
-def _take_lock(directory):
-    """Create the lock file (False if a live process holds one)."""
-    lock = directory / LOCK_NAME
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        if lock.exists() and not _lock_is_live(lock):
-            lock.unlink(missing_ok=True)  # stale, or its process is gone
-        descriptor = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-    except OSError:
-        return False
-    os.close(descriptor)
-    return True
-
-
 def start_background_compilation(median=True, small=False):
     """Start compiling the kernels a first fit needs after the growth's.
 
@@ -227,7 +150,6 @@ def start_background_compilation(median=True, small=False):
     started : bool
         Whether a process was started.
     """
-    global _directory
     if os.environ.get(ENVIRONMENT_SWITCH, "1") == "0":
         return False
     order = list(PARTS) if median else ["routing"]
@@ -242,7 +164,7 @@ def start_background_compilation(median=True, small=False):
     try:
         from numba.core import config
 
-        from treerank.engine._jit import caching_disabled
+        from treerank._compilation._cache import caching_disabled
 
         if config.DISABLE_JIT or caching_disabled():
             return False
@@ -263,7 +185,7 @@ def start_background_compilation(median=True, small=False):
     # running child (whose collection would warn that it still runs)
     code = (
         "import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); "
-        "runpy.run_module('treerank.aggregation._warmup', run_name='__main__')"
+        "runpy.run_module('treerank._compilation._warmup', run_name='__main__')"
     )
     command = [sys.executable, "-c", code, package_root, str(directory), *parts]
     lock = directory / LOCK_NAME
@@ -285,52 +207,5 @@ def start_background_compilation(median=True, small=False):
     except Exception:
         lock.unlink(missing_ok=True)
         return False
-    _directory = directory
+    _helper._directory = directory
     return True
-
-
-def wait_for_background_compilation(kernel):
-    """Wait while the second process compiles ``kernel``, if it does.
-
-    When this process started it, it still runs (its lock exists, its
-    process is alive and not stopped) and ``kernel`` is neither compiled here
-    nor cached, this waits until the kernel is cached or the process ends,
-    at most a minute, and no longer than a few seconds
-    (``_STALL_SECONDS``) without the process using processor time; after
-    giving up it never waits again. A lock whose process is gone is removed.
-    The call of the kernel then loads it from the cache (or compiles it, as
-    without the process). Never raises.
-
-    Parameters
-    ----------
-    kernel : numba dispatcher
-        A kernel compiled with ``cache=True``.
-    """
-    global _directory
-    if _directory is None or kernel.signatures:
-        return
-    try:
-        lock = _directory / LOCK_NAME
-        index = _index_path(kernel)
-        now = time.monotonic()
-        deadline = now + _MAX_WAIT
-        pid, ticks, progressed = _lock_pid(lock), None, now
-        while index is not None and lock.exists() and not index.exists():
-            now = time.monotonic()
-            if pid is None:
-                pid = _lock_pid(lock)
-            if pid is not None:
-                alive, used = _process_state(pid)
-                if not alive:  # killed or stopped: its lock is left over
-                    _remove_lock(lock, pid)
-                    _directory = None
-                    return
-                if used is not None and used != ticks:
-                    ticks, progressed = used, now
-            stalled = ticks is not None and now - progressed > _STALL_SECONDS
-            if now > deadline or stalled:
-                _directory = None  # it does not progress: never wait again
-                return
-            time.sleep(0.02)
-    except Exception:  # an optimization must never fail a fit
-        return

@@ -87,7 +87,7 @@ class LeafTable:
     Examples
     --------
     >>> import numpy as np
-    >>> from treerank.aggregation._leaf_tables import LeafTable
+    >>> from treerank.ensemble._leaf_tables import LeafTable
     >>> table = LeafTable([np.array([0.9, 0.1]), np.array([0.6, 0.5, 0.2])])
     >>> table.mean(np.array([[0, 2], [1, 0]], dtype=np.int32))
     array([0.55, 0.35])
@@ -170,7 +170,7 @@ class LeafTable:
         Examples
         --------
         >>> import numpy as np
-        >>> from treerank.aggregation._leaf_tables import LeafTable
+        >>> from treerank.ensemble._leaf_tables import LeafTable
         >>> table = LeafTable([np.array([0.9, 0.1]), np.array([0.6, 0.5, 0.2])])
         >>> table.sum_out_of_sample(np.array([[0, 2], [1, 0]]),
         ...                         np.array([[0, 1], [0, 0]]))
@@ -208,7 +208,7 @@ class LeafTable:
         Examples
         --------
         >>> import numpy as np
-        >>> from treerank.aggregation._leaf_tables import LeafTable
+        >>> from treerank.ensemble._leaf_tables import LeafTable
         >>> table = LeafTable([np.array([1, 0]), np.array([0, 0, 1])], np.int32)
         >>> table.gather_transposed(np.array([[0, 2], [1, 0]]))
         array([[1, 0],
