@@ -3,6 +3,7 @@ recompute every checksum (the manifest's and the whole-file digest), so that
 the tests reach the loader's content checks."""
 
 import hashlib
+import io
 import json
 import struct
 import zipfile
@@ -22,10 +23,11 @@ def write_sealed(path, members):
             manifest["members"][name]["size"] = len(content)
             manifest["members"][name]["sha256"] = hashlib.sha256(content).hexdigest()
     members = {**members, "manifest.json": json.dumps(manifest).encode()}
-    with zipfile.ZipFile(path, "w") as archive:
+    buffer = io.BytesIO()  # sealed in memory, written once
+    with zipfile.ZipFile(buffer, "w") as archive:
         for name, content in members.items():
             archive.writestr(name, content)
-    data = path.read_bytes()
+    data = buffer.getvalue()
     body = data[:-2] + struct.pack("<H", 80) + b"treerank-sha256:"
     path.write_bytes(body + hashlib.sha256(body).hexdigest().encode())
 

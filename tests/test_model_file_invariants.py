@@ -19,9 +19,13 @@ invariant (an independent check in this file says which do): none.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import collections
+import functools
+import hashlib
 import itertools
 import json
 import os
+import pathlib
+import tempfile
 import warnings
 
 import numpy as np
@@ -290,10 +294,23 @@ def _prefixes(members, base):
     return out
 
 
+@functools.lru_cache(maxsize=4096)
+def _decoded(content):
+    """The array of a member's bytes, read-only (an edit changes one member:
+    the invariant checks read the others again and again)."""
+    array = load_array({"arrays/a.npy": content}, "a")
+    array.flags.writeable = False
+    return array
+
+
+def _array(members, name):
+    return _decoded(members[f"arrays/{name}.npy"])
+
+
 def _grids_ascending(members):
     for prefix in _prefixes(members, "rule_threshold_values"):
-        values = load_array(members, prefix + "rule_threshold_values")
-        offsets = load_array(members, prefix + "rule_threshold_offsets")
+        values = _array(members, prefix + "rule_threshold_values")
+        offsets = _array(members, prefix + "rule_threshold_offsets")
         for start, stop in itertools.pairwise(offsets):
             part = values[int(start) : int(stop)]
             if not np.all(np.diff(part) > 0):
@@ -302,15 +319,15 @@ def _grids_ascending(members):
 
 
 def _tree_leaf_counts(members, prefix):
-    offsets = load_array(members, prefix + "node_offsets").astype(np.int64)
-    leaf = load_array(members, prefix + "children_left") < 0
+    offsets = _array(members, prefix + "node_offsets").astype(np.int64)
+    leaf = _array(members, prefix + "children_left") < 0
     return [int(leaf[a:b].sum()) for a, b in itertools.pairwise(offsets)]
 
 
 def _midranks_of_masses(members):
     """Each tree's mid-ranks, sorted, are those of non-negative masses of sum 1."""
     for prefix in _prefixes(members, "midranks"):
-        midranks = load_array(members, prefix + "midranks").astype(np.float64)
+        midranks = _array(members, prefix + "midranks").astype(np.float64)
         cuts = np.cumsum(_tree_leaf_counts(members, prefix))[:-1]
         for tree in np.split(midranks, cuts):
             levels = np.unique(tree)[::-1]  # best first
@@ -325,11 +342,11 @@ def _midranks_of_masses(members):
 
 def _counts_add_up(members):
     for prefix in _prefixes(members, "n_pos"):
-        left = load_array(members, prefix + "children_left").astype(np.int64)
-        right = load_array(members, prefix + "children_right").astype(np.int64)
-        offsets = load_array(members, prefix + "node_offsets").astype(np.int64)
+        left = _array(members, prefix + "children_left").astype(np.int64)
+        right = _array(members, prefix + "children_right").astype(np.int64)
+        offsets = _array(members, prefix + "node_offsets").astype(np.int64)
         for name in ("n_pos", "n_neg"):
-            counts = load_array(members, prefix + name).astype(np.float64)
+            counts = _array(members, prefix + name).astype(np.float64)
             for a, b in itertools.pairwise(offsets):
                 nodes = np.flatnonzero(left[a:b] >= 0)
                 local = counts[a:b]
@@ -545,54 +562,90 @@ _OTHER_DATA = ("feature names should match", "Found unknown categories")
 N_EDITS = int(os.environ.get("TREERANK_FUZZ_EDITS", "3000"))
 
 
+@pytest.fixture
+def scratch(tmp_path):
+    """A folder for the edited files: in memory (tmpfs) where there is one."""
+    shm = pathlib.Path("/dev/shm")
+    if shm.is_dir() and os.access(shm, os.W_OK):
+        with tempfile.TemporaryDirectory(dir=shm) as folder:
+            yield pathlib.Path(folder)
+    else:
+        yield tmp_path
+
+
+def _digest(members):
+    """A digest of a set of members (names and bytes)."""
+    digest = hashlib.sha256()
+    for name in sorted(members):
+        content = members[name]
+        digest.update(f"{name}\0{len(content)}\0".encode())
+        digest.update(content)
+    return digest.digest()
+
+
+def _fuzz_outcome(folder, edited, members, reference, X, original):
+    """(broken invariant or None, outcome, failure or None) of an edited file."""
+    broken = broken_invariant(edited, members)
+    try:
+        model = _load(folder, edited)
+    except ModelFileError:
+        return broken, "refused", None
+    try:
+        predictions = _predictions(model, X)
+    except ValueError as exc:
+        if not any(text in str(exc) for text in _OTHER_DATA):
+            raise
+        # the file renames the features or an encoder's categories: a
+        # model of other data, which refuses these rows by their names
+        return broken, "different, a valid model of other data", None
+    except Exception as exc:  # a load that raises later
+        return broken, "raises at predict", f"raises at predict: {exc!r:.200}"
+    same = all(
+        np.array_equal(a, b, equal_nan=True) for a, b in zip(predictions, reference)
+    )
+    if same:
+        return broken, "identical", None
+    if broken == "median" and _objectives(model) == original:
+        # another consensus of the cells with the same objectives: a
+        # median as good as the fitted one (telling them apart would take
+        # the median's search again)
+        return broken, "different, an equally good median", None
+    if broken is not None:
+        failure = f"predicts differently, {broken} broken"
+        return broken, "different, invariant broken", failure
+    return broken, "different, a valid model", None
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(KINDS))
-def test_structural_fuzz_refuses_every_invariant_break(saved, tmp_path, kind):
+def test_structural_fuzz_refuses_every_invariant_break(saved, scratch, kind):
     members, reference, X = saved[kind]
-    original = _objectives(_load(tmp_path, members))
+    original = _objectives(_load(scratch, members))
     rng = np.random.default_rng(sorted(KINDS).index(kind))
     counts = collections.Counter()
     failures = []
     breaking = 0  # edits that break an invariant (this file's checks)
+    # about half the random edits repeat an earlier one: a file already
+    # checked has the same outcome (the checks and the load are deterministic)
+    # and counts again without being loaded again
+    outcomes = {}
     while sum(counts.values()) < N_EDITS:
         edited = _edit(members, rng)
         if edited is None or edited == members:
             continue
-        broken = broken_invariant(edited, members)
+        key = _digest(edited)
+        if key not in outcomes:
+            outcomes[key] = _fuzz_outcome(
+                scratch, edited, members, reference, X, original
+            )
+        broken, outcome, failure = outcomes[key]
         breaking += broken is not None
-        try:
-            model = _load(tmp_path, edited)
-        except ModelFileError:
-            counts["refused"] += 1
-            continue
-        try:
-            predictions = _predictions(model, X)
-        except ValueError as exc:
-            if not any(text in str(exc) for text in _OTHER_DATA):
-                raise
-            # the file renames the features or an encoder's categories: a
-            # model of other data, which refuses these rows by their names
-            counts["different, a valid model of other data"] += 1
-            continue
-        except Exception as exc:  # a load that raises later
-            counts["raises at predict"] += 1
-            failures.append(f"raises at predict: {exc!r:.200}")
-            continue
-        same = all(
-            np.array_equal(a, b, equal_nan=True) for a, b in zip(predictions, reference)
-        )
-        if same:
-            counts["identical"] += 1
-        elif broken == "median" and _objectives(model) == original:
-            # another consensus of the cells with the same objectives: a
-            # median as good as the fitted one (telling them apart would take
-            # the median's search again)
-            counts["different, an equally good median"] += 1
-        elif broken is not None:
-            counts["different, invariant broken"] += 1
-            failures.append(f"predicts differently, {broken} broken")
-        else:
-            counts["different, a valid model"] += 1
-    print(f"{kind}: {breaking} edits break an invariant; {dict(counts)}")
+        counts[outcome] += 1
+        if failure is not None:
+            failures.append(failure)
+    print(
+        f"{kind}: {breaking} edits break an invariant, {len(outcomes)} distinct "
+        f"files; {dict(counts)}"
+    )
     assert not failures, (kind, dict(counts), failures[:5])
     assert breaking > N_EDITS // 10  # the aimed edits reach the invariants

@@ -496,9 +496,14 @@ def test_pickle_round_trip():
         {"max_features_node": 2, "leafrank": LeafRank(max_depth=4, min_samples_leaf=3)},
         {"leafrank": LeafRank(max_depth=1, min_samples_leaf=1), "max_depth": 9},
         {"ccp_alpha": 0.003},
-        {"leafrank": ClassifierLeafRank(LogisticRegression())},
+        # a logistic regression per node: depth 6 in the default run
+        {"leafrank": ClassifierLeafRank(LogisticRegression()), "max_depth": 6},
+        pytest.param(
+            {"leafrank": ClassifierLeafRank(LogisticRegression())},
+            marks=pytest.mark.slow,
+        ),
     ],
-    ids=["default", "fr1", "stumps", "pruned", "linear-fallback"],
+    ids=["default", "fr1", "stumps", "pruned", "linear-fallback", "linear-deep"],
 )
 def test_compiled_routing_equals_node_by_node_traversal(params, tmp_path):
     from treerank.model_io import load_model, save_model
@@ -519,9 +524,9 @@ def test_auto_min_samples_split_resolves_on_the_whole_training_set():
     # the same integer for all of them, that of the whole training set
     from treerank.tree._classes import resolve_min_samples_split
 
-    X, y = NestedSquares().sample(10000, random_state=3)
+    X, y = NestedSquares().sample(5000, random_state=3)
     resolved = resolve_min_samples_split("auto", X.shape[0])
-    assert resolved == 40  # 32 on a fold of 8,000 rows
+    assert resolved == 20  # 16 on a fold of 4,000 rows
     leafrank = LeafRank(max_depth=3, min_samples_leaf=2)
     auto = TreeRank(pruning="cv", leafrank=leafrank, random_state=0).fit(X, y)
     fixed = TreeRank(
