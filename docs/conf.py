@@ -159,8 +159,7 @@ def _write_cli_help(app):
 STAMP = re.compile(r"Produced by commit `[0-9a-f]{7,40}`")
 UNSTAMPED = (
     "*This file predates the results stamps: the commit that produced it is not "
-    "recorded, and it has not been rerun with the current code. The "
-    "documentation quotes no number from it.*"
+    "recorded, and it has not been rerun with the current code.*"
 )
 
 
