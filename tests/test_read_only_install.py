@@ -197,8 +197,8 @@ def test_fit_save_and_score_in_a_read_only_install(tmp_path, read_only_home):
     assert "['KernelCacheWarning'] 1" in done.stdout
     code = (
         "import sys; from treerank.cli import main; sys.exit(main(['score', "
-        f"{str(out / 'cli.trk')!r}, {str(data)!r}, '--out', "
-        f"{str(out / 'scores.csv')!r}]))"
+        f"{str(out / 'cli.trk')!r}, {str(data)!r}, '--scale', 'decision', "
+        f"'--out', {str(out / 'scores.csv')!r}]))"
     )
     done = run_read_only(code, read_only_home, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
