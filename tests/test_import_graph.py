@@ -244,8 +244,14 @@ def test_the_walker_counts_running_another_package_init(tmp_path):
     assert import_cycles(graph) == [["pkg.a._y", "pkg.b", "pkg.b._w"]]
 
 
-def test_no_import_cycle_at_all():
-    graph = import_graph()
+@pytest.fixture(scope="module")
+def package_graph():
+    """The package's import graph, read once for the tests of this file."""
+    return import_graph()
+
+
+def test_no_import_cycle_at_all(package_graph):
+    graph = package_graph
     assert len(graph) > 100  # the walker found the package
     cycles = import_cycles(graph)
     message = "\n".join(" -> ".join(_cycle_path(graph, c)) for c in cycles)
@@ -253,11 +259,11 @@ def test_no_import_cycle_at_all():
 
 
 @pytest.mark.parametrize("name", ["treerank.base", "treerank.calibration"])
-def test_the_base_modules_depend_on_nothing_above_them(name):
+def test_the_base_modules_depend_on_nothing_above_them(name, package_graph):
     # base.py holds the mixin of every estimator, calibration.py the
     # calibration of their scores: they may only use the package's
     # foundations (metrics, utils, exceptions)
-    graph = import_graph()
+    graph = package_graph
     allowed = ("treerank.metrics", "treerank.utils", "treerank.exceptions")
     above = sorted(
         module
@@ -304,16 +310,16 @@ FOUNDATIONS = (
 @pytest.mark.parametrize(
     "name", sorted(m for m in module_files() if m.startswith("treerank.aggregation"))
 )
-def test_the_rank_aggregation_knows_nothing_of_trees(name):
+def test_the_rank_aggregation_knows_nothing_of_trees(name, package_graph):
     # aggregation/ is a library of rank aggregation (Kendall distance, Kemeny
     # median, insertion, subpartition): the forest's aggregate of its trees
     # (ensemble.TreeAggregate) builds on it, never the other way
-    graph = import_graph()
+    graph = package_graph
     assert _outside(reachable(graph, name), FOUNDATIONS) == []
 
 
-def test_the_compilation_package_sits_below_the_estimators():
-    graph = import_graph()
+def test_the_compilation_package_sits_below_the_estimators(package_graph):
+    graph = package_graph
     modules = sorted(m for m in graph if m.startswith("treerank._compilation"))
     assert "treerank._compilation._background" in modules
     # the package's init imports nothing: a kernel module imports its cache
