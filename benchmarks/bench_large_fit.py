@@ -92,7 +92,7 @@ def models(n):
         return lambda: RankingForest(n_jobs=1, random_state=0, **params)
 
     def leafrank(max_samples):
-        return LeafRank(max_depth=5, min_samples_leaf=5, max_samples=max_samples)
+        return LeafRank(min_samples_leaf=5, criterion="gini", max_samples=max_samples)
 
     return {
         "HistGradientBoosting": lambda: HistGradientBoostingClassifier(

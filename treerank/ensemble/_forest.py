@@ -38,7 +38,7 @@ from treerank.tree._classes import (
     resolve_min_samples_split,
 )
 from treerank.tree._default_splitter import DefaultLeafRankMixin
-from treerank.tree._leafrank import LeafRank
+from treerank.tree._leafrank import LeafRank, resolve_leaf_size
 from treerank.utils._categorical import (
     CATEGORICAL_FEATURES_CONSTRAINT,
     categorical_mask,
@@ -227,10 +227,16 @@ class RankingForest(DefaultLeafRankMixin, TreeAggregate):
         trees of many leaves while no tree has more than about 500 leaves.
     leafrank : LeafRank-like or None, default=None
         Template of the splitter. None uses
-        ``LeafRank(max_depth=5, min_samples_leaf=5)``: much more flexible than
-        a single TreeRank's default, since aggregation reduces the variance of
-        the trees but not their bias. Its parameters can be tuned as
-        ``leafrank__*`` even when ``leafrank`` is None (e.g. in a grid search).
+        ``LeafRank(min_samples_leaf=5, criterion="gini")``: inner leaves of 5
+        rows, much more flexible than a single TreeRank's default, since
+        aggregation reduces the variance of the trees but not their bias (the
+        differences from ``LeafRank()`` are listed in :ref:`leafrank_defaults`).
+        ``max_features`` is then set on it. Its parameters can be tuned as
+        ``leafrank__*`` even when ``leafrank`` is None (e.g. in a grid search),
+        the others keeping the forest's values. A splitter given here is used
+        with its own parameters but ``max_features``:
+        ``min_samples_leaf="auto"`` is resolved on the rows of a tree's
+        sample.
     ccp_alpha : float, default=0.0
         Cost-complexity pruning of each tree (0: no pruning).
     leaf_scores : {"auto", "rank", "rate"}, default="auto"
@@ -498,8 +504,12 @@ default=None
     # ------------------------------------------------------------------
     @staticmethod
     def _default_leafrank():
-        """The splitter used when ``leafrank`` is None."""
-        return LeafRank(max_depth=5, min_samples_leaf=5)
+        """The splitter used when ``leafrank`` is None (before ``max_features``).
+
+        ``LeafRank()`` but for the two values of the table of
+        :ref:`leafrank_defaults`.
+        """
+        return LeafRank(min_samples_leaf=5, criterion="gini")
 
     def _tree_template(self):
         if self.leafrank is None:
@@ -613,10 +623,11 @@ default=None
         template = self._tree_template()
         n_draw = self._sample_size(X.shape[0])
         # "auto" resolved once, on the rows of a tree's sample: all trees alike
+        n_tree_rows = min(n_draw, np.count_nonzero(sample_weight > 0))
         template.min_samples_split = resolve_min_samples_split(
-            template.min_samples_split,
-            min(n_draw, np.count_nonzero(sample_weight > 0)),
+            template.min_samples_split, n_tree_rows
         )
+        template.leafrank = resolve_leaf_size(template.leafrank, n_tree_rows)
         seeds = rng.randint(_MAX_SEED, size=self.n_estimators)
         aggregation_seed = int(rng.randint(_MAX_SEED))
         binning_seed = int(rng.randint(_MAX_SEED))
