@@ -295,13 +295,13 @@ def test_files_written_before_leaf_scores_and_rule_samples_load_as_then(
             "rate_smoothing_rows",
         ):
             description.pop(key)
-        description["params"]["leafrank"]["params"].pop("max_samples")
+        description["params"]["leafrank"]["params"].pop("node_subsample")
         description["params"]["leafrank"]["params"].pop("splitter")
 
     rewrite_description(path, older)
     loaded = load_model(path)
     assert loaded.leaf_scores == "rank" and loaded.leaf_scores_ == "rank"
-    assert loaded.leafrank.max_samples is None
+    assert loaded.leafrank.node_subsample is None
     assert loaded.leafrank.splitter == "best"
     np.testing.assert_array_equal(
         loaded.decision_function(X_new), forest.decision_function(X_new)

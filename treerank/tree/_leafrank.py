@@ -601,9 +601,9 @@ class LeafRank(BaseLeafRank):
         smoother boundary (see :ref:`forest`).
     max_bins : int, default=255
         Largest number of bins per feature (2 to 255).
-    max_samples : int or None, default=65536
-        A node of more rows fits its rule on a sample of ``max_samples`` of
-        them (None: on all of them), drawn at random within each class and
+    node_subsample : int or None, default=65536
+        A node of more rows fits its rule on a subsample of ``node_subsample``
+        of them (None: on all of them), drawn at random within each class and
         spread over the node's rows; all the rows are then split by the rule.
         The inner tree compares the rates of each class within the node, which
         such a sample estimates without bias and, beyond some tens of
@@ -674,7 +674,7 @@ class LeafRank(BaseLeafRank):
         "criterion": [StrOptions(set(CRITERIA))],
         "splitter": [StrOptions(set(SPLITTERS))],
         "max_bins": [Interval(Integral, 2, MAX_BINS, closed="both")],
-        "max_samples": [Interval(Integral, 2, None, closed="left"), None],
+        "node_subsample": [Interval(Integral, 2, None, closed="left"), None],
         "random_state": ["random_state"],
     }
 
@@ -687,7 +687,7 @@ class LeafRank(BaseLeafRank):
         criterion="youden",
         splitter="best",
         max_bins=MAX_BINS,
-        max_samples=65536,
+        node_subsample=65536,
         random_state=None,
     ):
         self.max_depth = max_depth
@@ -696,7 +696,7 @@ class LeafRank(BaseLeafRank):
         self.criterion = criterion
         self.splitter = splitter
         self.max_bins = max_bins
-        self.max_samples = max_samples
+        self.node_subsample = node_subsample
         self.random_state = random_state
 
     def __sklearn_tags__(self):
@@ -724,7 +724,7 @@ class LeafRank(BaseLeafRank):
             rule_max_features=resolve_max_features(self.max_features, n_features),
             criterion=self.criterion,
             splitter=self.splitter,
-            max_fit_rows=self.max_samples,
+            max_fit_rows=self.node_subsample,
             **master,
         )
 
