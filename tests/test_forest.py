@@ -8,7 +8,7 @@ from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score, roc_curve
 
-from treerank import ClassifierLeafRank, RankingForest, TreeRank
+from treerank import ClassifierLeafRank, LeafRank, RankingForest, TreeRank
 from treerank.aggregation import kemeny_median, kemeny_objective
 from treerank.datasets import GaussianMeanShift, GaussianScale, NestedSquares
 from treerank.ensemble import mean_leaf_scores
@@ -190,17 +190,38 @@ def test_feature_randomization_parameters(squares):
     assert nodes and all(len(f) == 1 for f in nodes)
     importances = forest.feature_importances_
     assert importances.shape == (2,) and importances.sum() == pytest.approx(1.0)
-    with pytest.raises(ValueError, match="needs a LeafRank with a max_features"):
-        RankingForest(
-            n_estimators=2, leafrank=ClassifierLeafRank(LogisticRegression())
-        ).fit(X, y)
-    linear = RankingForest(
-        n_estimators=2,
-        max_features=None,
-        leafrank=ClassifierLeafRank(LogisticRegression()),
-        random_state=0,
+
+
+@pytest.mark.parametrize("max_features", ["sqrt", 0.5, 1])
+def test_a_splitter_without_max_features_works_at_any_max_features(
+    squares, max_features
+):
+    # FR2 is set on the splitters that have a max_features parameter; the
+    # others are used as they are (they see all the features of a node)
+    X, y = squares
+    splitter = ClassifierLeafRank(LogisticRegression())
+    params = {"n_estimators": 2, "leafrank": splitter, "random_state": 0}
+    default = RankingForest(**params).fit(X, y)  # max_features="sqrt"
+    assert len(default.estimators_) == 2
+    randomized = RankingForest(max_features=max_features, **params).fit(X, y)
+    unrandomized = RankingForest(max_features=None, **params).fit(X, y)
+    np.testing.assert_array_equal(
+        randomized.decision_function(X), unrandomized.decision_function(X)
+    )
+    assert "max_features" not in default.estimators_[0].leafrank.get_params()
+
+
+def test_max_features_is_set_on_a_splitter_that_has_it(squares):
+    X, y = squares
+    forest = RankingForest(
+        n_estimators=2, leafrank=LeafRank(max_depth=2), max_features=1
     ).fit(X, y)
-    assert len(linear.estimators_) == 2
+    assert forest.estimators_[0].leafrank.max_features == 1
+    assert forest.leafrank.max_features is None  # the parameter is unchanged
+    keep = RankingForest(
+        n_estimators=2, leafrank=LeafRank(max_features=1), max_features=None
+    ).fit(X, y)
+    assert keep.estimators_[0].leafrank.max_features == 1
 
 
 def test_sample_size_and_subsampling(squares):

@@ -211,8 +211,14 @@ class RankingForest(DefaultLeafRankMixin, TreeAggregate):
         the data and only the feature randomization differs between trees.
     max_features : int, float, {"sqrt", "log2"} or None, default="sqrt"
         Features drawn at each split of a LeafRank's inner tree (FR2). Set on
-        the LeafRank template, which must then have a ``max_features``
-        parameter.
+        the splitter when it has a ``max_features`` parameter
+        (:class:`LeafRank`, :class:`~treerank.tree.LinearLeafRank`,
+        :class:`~treerank.tree.MixedLeafRank`), replacing its own (None keeps
+        the splitter's own). A splitter without one
+        (:class:`ClassifierLeafRank`, a custom splitter) is used as it is,
+        whatever ``max_features``: it sees all the features of a node, and
+        its trees are randomized by their samples and by ``max_features_node``
+        only (see :ref:`leafrank_defaults`).
     max_features_node : int, float, {"sqrt", "log2"} or None, default=None
         Features drawn at each node of each master tree (FR1).
     max_depth : int or None, default=None
@@ -234,7 +240,7 @@ class RankingForest(DefaultLeafRankMixin, TreeAggregate):
         ``max_features`` is then set on it. Its parameters can be tuned as
         ``leafrank__*`` even when ``leafrank`` is None (e.g. in a grid search),
         the others keeping the forest's values. A splitter given here is used
-        with its own parameters but ``max_features``:
+        with its own parameters (``max_features`` set as that parameter says):
         ``min_samples_leaf="auto"`` is resolved on the rows of a tree's
         sample.
     ccp_alpha : float, default=0.0
@@ -516,13 +522,9 @@ default=None
             leafrank = self._default_leafrank()
         else:
             leafrank = clone(self.leafrank)
-        if self.max_features is not None:
-            if "max_features" not in leafrank.get_params(deep=False):
-                raise ValueError(
-                    f"max_features={self.max_features!r} needs a LeafRank with a "
-                    f"max_features parameter; {type(leafrank).__name__} has none "
-                    "(use max_features=None, or max_features_node for FR1)."
-                )
+        # FR2 on the splitters that have it; the others see all the features
+        has_fr2 = "max_features" in leafrank.get_params(deep=False)
+        if has_fr2 and self.max_features is not None:
             leafrank.set_params(max_features=self.max_features)
         return TreeRank(
             max_depth=self.max_depth,
