@@ -65,12 +65,12 @@ def test_batch_invariance(squares, aggregation):
     np.testing.assert_array_equal(both[:300], full)
 
 
-@pytest.mark.parametrize("tie_breaking", [None, "mean"])
-def test_median_seen_cells_get_their_consensus_score(squares, tie_breaking):
+@pytest.mark.parametrize("break_ties", [False, True])
+def test_median_seen_cells_get_their_consensus_score(squares, break_ties):
     X, y = squares
-    forest = RankingForest(
-        n_estimators=10, tie_breaking=tie_breaking, random_state=0
-    ).fit(X, y)
+    forest = RankingForest(n_estimators=10, break_ties=break_ties, random_state=0).fit(
+        X, y
+    )
     leaf_ranks = forest.apply(X)
     cells, cell_of_row = np.unique(leaf_ranks, axis=0, return_inverse=True)
     assert forest.n_cells_ == cells.shape[0]
@@ -80,7 +80,7 @@ def test_median_seen_cells_get_their_consensus_score(squares, tie_breaking):
         assert np.unique(scores[cell_of_row.ravel() == cell]).shape[0] == 1
     matches = (forest.cells_[:, None, :] == leaf_ranks[None, :, :]).all(axis=2)
     bucket = forest.consensus_[matches.argmax(axis=0)]
-    if tie_breaking is None:  # the score order is the consensus order
+    if not break_ties:  # the score order is the consensus order
         np.testing.assert_allclose(
             scores, -2.0 * bucket - forest._calibration.threshold_
         )
@@ -412,9 +412,9 @@ def test_breast_cancer_median_keeps_the_resolution_and_the_auc_of_the_mean():
         forest = RankingForest(random_state=seed).fit(X, y)
         median = forest.decision_function(X_test)
         assert np.unique(median).shape[0] >= 85
-        forest.set_params(tie_breaking=None)
+        forest.set_params(break_ties=False)
         assert np.unique(forest.decision_function(X_test)).shape[0] < 25
-        forest.set_params(tie_breaking="mean", aggregation="mean")
+        forest.set_params(break_ties=True, aggregation="mean")
         mean = forest.decision_function(X_test)
         differences.append(
             (roc_auc_score(y_test, median) - roc_auc_score(y_test, mean)) * pairs
@@ -446,12 +446,12 @@ def test_refined_objective_is_that_of_the_tie_broken_order_on_first_access():
         order, forest._inserter.rankings, item_weights=forest.cell_weights_
     )
     copy = pickle.loads(pickle.dumps(forest))
-    forest.set_params(tie_breaking=None)  # after the fit: no effect on it
+    forest.set_params(break_ties=False)  # after the fit: no effect on it
     assert forest.refined_objective_ == expected
     assert copy.refined_objective_ == expected
     # the broken ties order pairs the trees tie: never below the median's
     assert expected >= forest.consensus_objective_
-    unbroken = RankingForest(n_estimators=12, tie_breaking=None, random_state=0)
+    unbroken = RankingForest(n_estimators=12, break_ties=False, random_state=0)
     assert unbroken.fit(X, y).refined_objective_ is None
     assert not hasattr(RankingForest(), "refined_objective_")
 

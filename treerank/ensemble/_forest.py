@@ -278,12 +278,12 @@ class RankingForest(DefaultLeafRankMixin, TreeAggregate):
           original R package (with rank scores) and usual bagging;
         - "borda": mean of the leaf mid-ranks under the training distribution
           (a mass-weighted Borda count).
-    tie_breaking : {"mean"} or None, default="mean"
-        With ``aggregation="median"``, how the cells tied in a bucket of the
-        median are ordered: ``"mean"`` by the mean of the trees' leaf scores
-        (the order between buckets stays the median's), None keeps the
-        ties. A median of bucket orders can tie thousands of cells in a
-        handful of buckets, and a tie counts one half of every pair it holds
+    break_ties : bool, default=True
+        With ``aggregation="median"``, whether the cells tied in a bucket of
+        the median are ordered by the mean of the trees' leaf scores (the
+        order between buckets stays the median's); False keeps the ties. A
+        median of bucket orders can tie thousands of cells in a handful of
+        buckets, and a tie counts one half of every pair it holds
         in the AUC; breaking the ties keeps the forest's resolution (see
         :ref:`forest`).
     aggregation_method : str, default="auto"
@@ -375,7 +375,7 @@ default=None
         (see :func:`treerank.aggregation.kemeny_objective`); None otherwise.
     refined_objective_ : float or None
         The same objective for the final order of the cells, the median's
-        ties broken (``tie_breaking="mean"``); None otherwise.
+        ties broken (``break_ties=True``); None otherwise.
     borda_objective_ : float or None
         The same objective for the Borda (mean rank) order of the cells.
     n_cells_ : int or None
@@ -444,7 +444,7 @@ default=None
         "ccp_alpha": [Interval(Real, 0.0, None, closed="left")],
         "leaf_scores": [StrOptions({"auto", "rank", "rate"})],
         "aggregation": [StrOptions({"median", "mean", "borda"})],
-        "tie_breaking": [StrOptions({"mean"}), None],
+        "break_ties": ["boolean"],
         "multipartite": [StrOptions({"stacked", "thresholds"})],
         "aggregation_method": [StrOptions(set(KEMENY_METHODS))],
         "aggregation_max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -470,7 +470,7 @@ default=None
         ccp_alpha=0.0,
         leaf_scores="auto",
         aggregation="median",
-        tie_breaking="mean",
+        break_ties=True,
         aggregation_method="auto",
         aggregation_max_iter=3,
         aggregation_tol=1e-5,
@@ -484,7 +484,7 @@ default=None
         super().__init__(  # the parameters of the aggregation
             leaf_scores=leaf_scores,
             aggregation=aggregation,
-            tie_breaking=tie_breaking,
+            break_ties=break_ties,
             aggregation_method=aggregation_method,
             aggregation_max_iter=aggregation_max_iter,
             aggregation_tol=aggregation_tol,

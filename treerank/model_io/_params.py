@@ -353,6 +353,14 @@ _LATER_PARAMS = {
     "LeafRank": {"node_subsample": None, "splitter": "best"},
 }
 
+
+def _tie_breaking_value(value):
+    """``break_ties`` of a file's ``tie_breaking``."""
+    if value not in ("mean", None):
+        raise ValueError(f"params.tie_breaking must be 'mean' or null; got {value!r}")
+    return value == "mean"
+
+
 #: Parameters renamed since files were written: class name -> {old name: (new
 #: name, the new value of an old value)}. A file holding an old name loads
 #: as the estimator of the new one (the old names are no parameters any more).
@@ -360,6 +368,8 @@ RENAMED_PARAMS = {
     # LeafRank's per-node subsample was called max_samples, as the forest's
     # per-tree sample (issue 41)
     "LeafRank": {"max_samples": ("node_subsample", lambda value: value)},
+    # the forest's tie_breaking had one value, "mean", or None (issue 41)
+    "RankingForest": {"tie_breaking": ("break_ties", _tie_breaking_value)},
 }
 
 
@@ -390,6 +400,7 @@ def decode_params(cls, description, runtime):
         raise ValueError("params must be a JSON object with a leafrank")
     leafrank = _decode_leafrank(encoded["leafrank"], not_saved)
     encoded = {k: v for k, v in encoded.items() if k != "leafrank"}
+    encoded = _renamed(cls.__name__, encoded, "params")
     for name, value in _LATER_PARAMS.get(cls.__name__, {}).items():
         # a file written before the parameter existed: the behaviour it had
         encoded.setdefault(name, value)

@@ -713,11 +713,11 @@ class LeafRank(BaseLeafRank):
         return clone(self).set_params(min_samples_leaf=auto_min_samples_leaf(n_samples))
 
     def _growth_params(self, n_features, **master):
-        """The engine's parameters of this rule for nodes of ``n_features``."""
-        if isinstance(self.min_samples_leaf, str):
-            raise ValueError(  # a caller must resolve_leaf_size first
-                "min_samples_leaf='auto' must be resolved on the tree's rows"
-            )
+        """The engine's parameters of this rule for nodes of ``n_features``.
+
+        A growth needs ``min_samples_leaf="auto"`` resolved first
+        (:func:`resolve_leaf_size`), as ``min_samples_split="auto"``.
+        """
         return GrowthParams(
             rule_max_depth=self.max_depth,
             min_samples_leaf=self.min_samples_leaf,
