@@ -198,9 +198,14 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    leaf_scores : {"rank", "rate", "auto"}, default="rank"
-        How each tree scores its leaves (see
-        :class:`~treerank.RankingForest`).
+    leaf_scores : {"auto", "rank", "rate"}, default="auto"
+        How each tree scores its leaves, with the default of
+        :class:`~treerank.RankingForest` (see there): ``"auto"`` chooses by
+        the out-of-bag AUC, ``"rank"`` without out-of-bag rows. The
+        ``consensus_`` of a graded :class:`~treerank.TreeRank` is built with
+        ``"rank"``: its threshold trees are fitted on all the rows, so no row
+        is out of bag and ``"auto"`` would compute the rates only to choose
+        ``"rank"``.
     aggregation : {"median", "mean", "borda"}, default="median"
         How the trees' rankings are combined.
     break_ties : bool, default=True
@@ -278,7 +283,7 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
     def __init__(
         self,
         *,
-        leaf_scores="rank",
+        leaf_scores="auto",
         aggregation="median",
         break_ties=True,
         aggregation_method="auto",

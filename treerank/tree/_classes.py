@@ -634,7 +634,8 @@ default=None
         ``leaf_ranks`` the leaf rank of every training row in every tree;
         ``codes`` the grade codes ``0..K-1``, ``weight`` the normalized
         sample weights and ``seed`` the seed of the median solver. The trees'
-        own rankings (``leaf_scores="rank"``) are aggregated by the median.
+        own rankings (``leaf_scores="rank"``, what ``"auto"`` would choose
+        without out-of-bag rows) are aggregated by the median.
         """
         consensus = TreeAggregate(
             leaf_scores="rank", aggregation="median", random_state=seed
