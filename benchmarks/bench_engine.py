@@ -115,7 +115,7 @@ def make_model(name, n_jobs, seed=0):
         "RankingForest (shallow)": lambda: RankingForest(
             max_depth=6,
             min_samples_split=50,
-            leafrank=LeafRank(max_depth=4, min_samples_leaf=30),
+            leafrank=LeafRank(max_depth=4, min_samples_leaf=30, criterion="gini"),
             n_jobs=n_jobs,
             random_state=seed,
         ),

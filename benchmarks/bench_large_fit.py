@@ -15,7 +15,7 @@ logistic model with interactions and 15 noise features; ``n`` training rows,
 3. the two ways to give each tree less data, which is what a 3x fit would need:
    a smaller sample per tree (``max_samples``: the three largest powers of two
    below n) and a smaller sample for each LeafRank rule
-   (``LeafRank(max_samples=...)``, default 65,536), with their fit times and
+   (``LeafRank(node_subsample=...)``, default 65,536), with their fit times and
    test AUC. Fitting the same data with the same seed, the AUC differences
    are paired.
 
@@ -91,8 +91,10 @@ def models(n):
     def forest(**params):
         return lambda: RankingForest(n_jobs=1, random_state=0, **params)
 
-    def leafrank(max_samples):
-        return LeafRank(max_depth=5, min_samples_leaf=5, max_samples=max_samples)
+    def leafrank(node_subsample):
+        return LeafRank(
+            min_samples_leaf=5, criterion="gini", node_subsample=node_subsample
+        )
 
     return {
         "HistGradientBoosting": lambda: HistGradientBoostingClassifier(
@@ -109,8 +111,8 @@ def models(n):
             )
             for size in sample_sizes(n)
         },
-        "LeafRank(max_samples=2**14)": forest(leafrank=leafrank(2**14)),
-        "LeafRank(max_samples=2**12)": forest(leafrank=leafrank(2**12)),
+        "LeafRank(node_subsample=2**14)": forest(leafrank=leafrank(2**14)),
+        "LeafRank(node_subsample=2**12)": forest(leafrank=leafrank(2**12)),
     }
 
 
@@ -174,7 +176,7 @@ def section(n, records, parts):
     growth = parts.get("growth", 0.0)
     return (
         f"## {n:,} training rows x 20 features\n\n{table}\n\n"
-        "`LeafRank(max_samples=...)` rows are the default forest with that "
+        "`LeafRank(node_subsample=...)` rows are the default forest with that "
         "LeafRank sample size (default 65,536).\n\n"
         "### The default forest's fit, by part\n\n"
         f"{part_table}\n\n"

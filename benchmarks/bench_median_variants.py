@@ -12,7 +12,7 @@ difference is paired on the same trees:
   optimum (every position evaluated);
 - ``median, bisection``: the fast insertion with a bisection of all blocks
   (the search used with monotonic constraints, and the only one before);
-- ``median, no tie-break``: ``tie_breaking=None``, the median's buckets alone;
+- ``median, no tie-break``: ``break_ties=False``, the median's buckets alone;
 - ``median, Borda tie-break``: the median's buckets, ties broken by the mean
   of the cells' mid-ranks under the training rows' leaf masses (the Borda
   score) instead of the mean normalized leaf rank;
@@ -86,7 +86,7 @@ def fold_scores(dataset, train, test):
         )
         result[name] = roc_auc_score(y, forest.decision_function(X))
     inserter.positions = default
-    forest.set_params(tie_breaking=None)
+    forest.set_params(break_ties=False)
     buckets = forest.decision_function(X)
     result["median, no tie-break"] = roc_auc_score(y, buckets)
     # Borda scores: mean mid-rank of a row's leaves under the training masses
@@ -110,7 +110,7 @@ def fold_scores(dataset, train, test):
     result["footrule median"] = roc_auc_score(
         y, lexicographic_scores(np.median(tree_scores, axis=1), mean)
     )
-    forest.set_params(tie_breaking="mean", aggregation="mean")
+    forest.set_params(break_ties=True, aggregation="mean")
     result["mean"] = roc_auc_score(y, forest.decision_function(X))
     forest.set_params(aggregation="median")
     result["buckets"] = int(forest.consensus_.max() + 1)

@@ -91,7 +91,7 @@ def deep_load(n_samples, directory):
         n_estimators=100,
         max_depth=None,
         min_samples_split=4,
-        leafrank=LeafRank(max_depth=3, min_samples_leaf=2),
+        leafrank=LeafRank(max_depth=3, min_samples_leaf=2, criterion="gini"),
         aggregation="mean",
         random_state=0,
     ).fit(X, y)

@@ -26,7 +26,7 @@ REDRAW = 0.6  # probability that a label is replaced by a fair coin flip
 OVERGROWN = {
     "max_depth": 10,
     "min_samples_split": 2,
-    "leafrank": LeafRank(min_samples_leaf=1),
+    "leafrank": LeafRank(max_depth=3, min_samples_leaf=1, criterion="gini"),
 }
 
 

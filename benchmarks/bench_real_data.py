@@ -92,7 +92,8 @@ NAMED_MODELS.update(
         ),
         "RankingForest(mixed)": (
             "RankingForest(aggregation='mean', leafrank=MixedLeafRank(leafranks=["
-            "LeafRank(max_depth=4, min_samples_leaf=30, max_features='sqrt'), "
+            "LeafRank(max_depth=4, min_samples_leaf=30, max_features='sqrt', "
+            "criterion='gini'), "
             "LinearLeafRank()]), max_features=None)"
         ),
     }

@@ -31,7 +31,7 @@ X_test, y_test = model.sample(20000, random_state=1)
 params = {
     "max_depth": 8,
     "min_samples_split": 20,
-    "leafrank": LeafRank(min_samples_leaf=10),
+    "leafrank": LeafRank(max_depth=3, min_samples_leaf=10, criterion="gini"),
     "random_state": 0,
 }
 full = TreeRank(**params).fit(X, y)

@@ -7,6 +7,7 @@ from sklearn.model_selection import GridSearchCV
 
 from treerank import LeafRank, RankingForest, TreeRank
 from treerank.datasets import NestedSquares
+from treerank.tree._leafrank import auto_min_samples_leaf
 
 
 @pytest.mark.parametrize("estimator", [TreeRank(), RankingForest(n_estimators=3)])
@@ -44,10 +45,7 @@ def test_unknown_nested_parameter_is_refused():
 def test_tuned_default_splitter_fits_like_the_explicit_one():
     X, y = NestedSquares().sample(600, random_state=0)
     tuned = TreeRank(random_state=0).set_params(leafrank__min_samples_leaf=10)
-    explicit = TreeRank(
-        leafrank=TreeRank._default_leafrank().set_params(min_samples_leaf=10),
-        random_state=0,
-    )
+    explicit = TreeRank(leafrank=LeafRank(min_samples_leaf=10), random_state=0)
     np.testing.assert_array_equal(
         tuned.fit(X, y).decision_function(X), explicit.fit(X, y).decision_function(X)
     )
@@ -69,3 +67,74 @@ def test_grid_search_over_the_default_splitter(estimator):
     )
     assert best.leafrank.max_depth == search.best_params_["leafrank__max_depth"]
     assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+
+
+def test_the_default_splitter_of_a_tree_is_leafrank_with_its_own_defaults():
+    assert TreeRank._default_leafrank().get_params() == LeafRank().get_params()
+    assert LeafRank().min_samples_leaf == "auto"
+
+
+def test_the_forest_default_splitter_differs_from_leafrank_as_documented():
+    forest = RankingForest._default_leafrank().get_params()
+    own = LeafRank().get_params()
+    differences = {name: value for name, value in forest.items() if own[name] != value}
+    # the table of docs/user_guide/treerank.rst (leafrank_defaults)
+    assert differences == {"min_samples_leaf": 5, "criterion": "gini"}
+
+
+def test_a_given_leafrank_fits_like_the_default_one():
+    X, y = NestedSquares().sample(2400, random_state=0)
+    default = TreeRank(random_state=0).fit(X, y)
+    given = TreeRank(leafrank=LeafRank(), random_state=0).fit(X, y)
+    np.testing.assert_array_equal(
+        given.decision_function(X), default.decision_function(X)
+    )
+
+
+@pytest.mark.parametrize("n_samples", [400, 3000])
+def test_setting_another_splitter_parameter_keeps_the_auto_leaf_size(n_samples):
+    X, y = NestedSquares().sample(n_samples, random_state=0)
+    tuned = TreeRank(random_state=0).set_params(leafrank__max_depth=3)
+    assert tuned.leafrank.min_samples_leaf == "auto"
+    leaf_size = auto_min_samples_leaf(n_samples)
+    explicit = TreeRank(
+        leafrank=LeafRank(max_depth=3, min_samples_leaf=leaf_size), random_state=0
+    )
+    np.testing.assert_array_equal(
+        tuned.fit(X, y).decision_function(X), explicit.fit(X, y).decision_function(X)
+    )
+
+
+def test_auto_leaf_size_is_resolved_on_the_tree_rows_not_the_node_rows():
+    X, y = NestedSquares().sample(3000, random_state=2)
+    tree = TreeRank(leafrank=LeafRank(), max_depth=3, random_state=0).fit(X, y)
+    fixed = TreeRank(
+        leafrank=LeafRank(min_samples_leaf=50), max_depth=3, random_state=0
+    ).fit(X, y)
+    np.testing.assert_array_equal(tree.decision_function(X), fixed.decision_function(X))
+    assert tree.leafrank.min_samples_leaf == "auto"  # the parameter is unchanged
+
+
+def test_auto_leaf_size_of_a_leafrank_fitted_alone():
+    X, y = NestedSquares().sample(1000, random_state=3)
+    alone = LeafRank(random_state=0).fit(X, y)
+    fixed = LeafRank(min_samples_leaf=auto_min_samples_leaf(1000), random_state=0)
+    np.testing.assert_array_equal(alone.goes_left(X), fixed.fit(X, y).goes_left(X))
+
+
+def test_forest_resolves_a_given_auto_leaf_size_on_a_tree_sample():
+    X, y = NestedSquares().sample(1200, random_state=4)
+    params = {"n_estimators": 3, "max_samples": 400, "random_state": 0}
+    auto = RankingForest(leafrank=LeafRank(), **params).fit(X, y)
+    fixed = RankingForest(
+        leafrank=LeafRank(min_samples_leaf=auto_min_samples_leaf(400)), **params
+    ).fit(X, y)
+    np.testing.assert_array_equal(auto.decision_function(X), fixed.decision_function(X))
+    assert auto.leafrank.min_samples_leaf == "auto"
+
+
+def test_the_forest_keeps_its_default_splitter_when_one_parameter_is_set():
+    forest = RankingForest().set_params(leafrank__max_depth=3)
+    assert forest.leafrank.get_params() == dict(
+        RankingForest._default_leafrank().get_params(), max_depth=3
+    )

@@ -327,7 +327,7 @@ def test_feature_draws_per_split_are_bounded():
 
 
 # ----------------------------------------------------------------------
-# rules of large nodes fitted on a sample (LeafRank max_samples)
+# rules of large nodes fitted on a sample (LeafRank node_subsample)
 # ----------------------------------------------------------------------
 def test_class_sample_draws_one_row_per_stratum_of_each_class():
     from treerank.engine._random import new_state
@@ -361,10 +361,10 @@ def test_rules_fitted_on_a_sample_split_all_the_rows(missing):
     y = (X[:, 0] + X[:, 1] ** 2 + rng.normal(size=6000) > 1).astype(int)
     if missing:
         X[rng.random(X.shape) < 0.1] = np.nan
-    leafrank = LeafRank(max_depth=4, min_samples_leaf=10, max_samples=500)
+    leafrank = LeafRank(max_depth=4, min_samples_leaf=10, node_subsample=500)
     tree = TreeRank(leafrank=leafrank, random_state=0).fit(X, y)
     whole = TreeRank(
-        leafrank=LeafRank(max_depth=4, min_samples_leaf=10, max_samples=None),
+        leafrank=LeafRank(max_depth=4, min_samples_leaf=10, node_subsample=None),
         random_state=0,
     ).fit(X, y)
     assert tree.tree_.node_count > 3
@@ -432,13 +432,13 @@ def test_rules_grown_on_node_local_copies_are_the_rules_of_the_rows(
     np.testing.assert_array_equal(compiled.leaf_rank_of_row, shared.leaf_rank_of_row)
 
 
-def test_nodes_no_larger_than_max_samples_give_the_same_tree():
+def test_nodes_no_larger_than_node_subsample_give_the_same_tree():
     rng = np.random.default_rng(2)
     X = rng.normal(size=(800, 3))
     y = (X[:, 0] + rng.normal(size=800) > 0).astype(int)
     trees = [
         TreeRank(
-            leafrank=LeafRank(max_depth=3, min_samples_leaf=5, max_samples=m),
+            leafrank=LeafRank(max_depth=3, min_samples_leaf=5, node_subsample=m),
             random_state=0,
         ).fit(X, y)
         for m in (None, 800, 10**6)

@@ -8,7 +8,7 @@ from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score, roc_curve
 
-from treerank import ClassifierLeafRank, RankingForest, TreeRank
+from treerank import ClassifierLeafRank, LeafRank, RankingForest, TreeRank
 from treerank.aggregation import kemeny_median, kemeny_objective
 from treerank.datasets import GaussianMeanShift, GaussianScale, NestedSquares
 from treerank.ensemble import mean_leaf_scores
@@ -65,12 +65,12 @@ def test_batch_invariance(squares, aggregation):
     np.testing.assert_array_equal(both[:300], full)
 
 
-@pytest.mark.parametrize("tie_breaking", [None, "mean"])
-def test_median_seen_cells_get_their_consensus_score(squares, tie_breaking):
+@pytest.mark.parametrize("break_ties", [False, True])
+def test_median_seen_cells_get_their_consensus_score(squares, break_ties):
     X, y = squares
-    forest = RankingForest(
-        n_estimators=10, tie_breaking=tie_breaking, random_state=0
-    ).fit(X, y)
+    forest = RankingForest(n_estimators=10, break_ties=break_ties, random_state=0).fit(
+        X, y
+    )
     leaf_ranks = forest.apply(X)
     cells, cell_of_row = np.unique(leaf_ranks, axis=0, return_inverse=True)
     assert forest.n_cells_ == cells.shape[0]
@@ -80,7 +80,7 @@ def test_median_seen_cells_get_their_consensus_score(squares, tie_breaking):
         assert np.unique(scores[cell_of_row.ravel() == cell]).shape[0] == 1
     matches = (forest.cells_[:, None, :] == leaf_ranks[None, :, :]).all(axis=2)
     bucket = forest.consensus_[matches.argmax(axis=0)]
-    if tie_breaking is None:  # the score order is the consensus order
+    if not break_ties:  # the score order is the consensus order
         np.testing.assert_allclose(
             scores, -2.0 * bucket - forest._calibration.threshold_
         )
@@ -190,17 +190,38 @@ def test_feature_randomization_parameters(squares):
     assert nodes and all(len(f) == 1 for f in nodes)
     importances = forest.feature_importances_
     assert importances.shape == (2,) and importances.sum() == pytest.approx(1.0)
-    with pytest.raises(ValueError, match="needs a LeafRank with a max_features"):
-        RankingForest(
-            n_estimators=2, leafrank=ClassifierLeafRank(LogisticRegression())
-        ).fit(X, y)
-    linear = RankingForest(
-        n_estimators=2,
-        max_features=None,
-        leafrank=ClassifierLeafRank(LogisticRegression()),
-        random_state=0,
+
+
+@pytest.mark.parametrize("max_features", ["sqrt", 0.5, 1])
+def test_a_splitter_without_max_features_works_at_any_max_features(
+    squares, max_features
+):
+    # FR2 is set on the splitters that have a max_features parameter; the
+    # others are used as they are (they see all the features of a node)
+    X, y = squares
+    splitter = ClassifierLeafRank(LogisticRegression())
+    params = {"n_estimators": 2, "leafrank": splitter, "random_state": 0}
+    default = RankingForest(**params).fit(X, y)  # max_features="sqrt"
+    assert len(default.estimators_) == 2
+    randomized = RankingForest(max_features=max_features, **params).fit(X, y)
+    unrandomized = RankingForest(max_features=None, **params).fit(X, y)
+    np.testing.assert_array_equal(
+        randomized.decision_function(X), unrandomized.decision_function(X)
+    )
+    assert "max_features" not in default.estimators_[0].leafrank.get_params()
+
+
+def test_max_features_is_set_on_a_splitter_that_has_it(squares):
+    X, y = squares
+    forest = RankingForest(
+        n_estimators=2, leafrank=LeafRank(max_depth=2), max_features=1
     ).fit(X, y)
-    assert len(linear.estimators_) == 2
+    assert forest.estimators_[0].leafrank.max_features == 1
+    assert forest.leafrank.max_features is None  # the parameter is unchanged
+    keep = RankingForest(
+        n_estimators=2, leafrank=LeafRank(max_features=1), max_features=None
+    ).fit(X, y)
+    assert keep.estimators_[0].leafrank.max_features == 1
 
 
 def test_sample_size_and_subsampling(squares):
@@ -391,9 +412,9 @@ def test_breast_cancer_median_keeps_the_resolution_and_the_auc_of_the_mean():
         forest = RankingForest(random_state=seed).fit(X, y)
         median = forest.decision_function(X_test)
         assert np.unique(median).shape[0] >= 85
-        forest.set_params(tie_breaking=None)
+        forest.set_params(break_ties=False)
         assert np.unique(forest.decision_function(X_test)).shape[0] < 25
-        forest.set_params(tie_breaking="mean", aggregation="mean")
+        forest.set_params(break_ties=True, aggregation="mean")
         mean = forest.decision_function(X_test)
         differences.append(
             (roc_auc_score(y_test, median) - roc_auc_score(y_test, mean)) * pairs
@@ -425,12 +446,12 @@ def test_refined_objective_is_that_of_the_tie_broken_order_on_first_access():
         order, forest._inserter.rankings, item_weights=forest.cell_weights_
     )
     copy = pickle.loads(pickle.dumps(forest))
-    forest.set_params(tie_breaking=None)  # after the fit: no effect on it
+    forest.set_params(break_ties=False)  # after the fit: no effect on it
     assert forest.refined_objective_ == expected
     assert copy.refined_objective_ == expected
     # the broken ties order pairs the trees tie: never below the median's
     assert expected >= forest.consensus_objective_
-    unbroken = RankingForest(n_estimators=12, tie_breaking=None, random_state=0)
+    unbroken = RankingForest(n_estimators=12, break_ties=False, random_state=0)
     assert unbroken.fit(X, y).refined_objective_ is None
     assert not hasattr(RankingForest(), "refined_objective_")
 

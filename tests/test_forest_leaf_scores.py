@@ -11,6 +11,7 @@ from treerank import LeafRank, RankingForest, TreeRank
 from treerank.aggregation import kemeny_median
 from treerank.datasets import NestedSquares
 from treerank.ensemble import (
+    TreeAggregate,
     leaf_positions,
     mean_leaf_scores,
     mean_leaf_values,
@@ -295,13 +296,13 @@ def test_files_written_before_leaf_scores_and_rule_samples_load_as_then(
             "rate_smoothing_rows",
         ):
             description.pop(key)
-        description["params"]["leafrank"]["params"].pop("max_samples")
+        description["params"]["leafrank"]["params"].pop("node_subsample")
         description["params"]["leafrank"]["params"].pop("splitter")
 
     rewrite_description(path, older)
     loaded = load_model(path)
     assert loaded.leaf_scores == "rank" and loaded.leaf_scores_ == "rank"
-    assert loaded.leafrank.max_samples is None
+    assert loaded.leafrank.node_subsample is None
     assert loaded.leafrank.splitter == "best"
     np.testing.assert_array_equal(
         loaded.decision_function(X_new), forest.decision_function(X_new)
@@ -319,3 +320,11 @@ def test_a_file_with_leaf_scores_must_hold_all_of_them(squares, tmp_path, key):
     rewrite_description(path, lambda description: description.pop(key))
     with pytest.raises(ModelFileError, match=key):
         load_model(path)
+
+
+def test_the_aggregate_has_the_defaults_of_the_forest():
+    # TreeAggregate's parameters are the forest's aggregation parameters
+    aggregate = TreeAggregate().get_params()
+    forest = RankingForest().get_params()
+    assert {name: forest[name] for name in aggregate} == aggregate
+    assert aggregate["leaf_scores"] == "auto"

@@ -810,8 +810,8 @@ def _leafrank(**changes):
         "max_bins": 255,
         "max_depth": 3,
         "max_features": None,
-        "max_samples": 65536,
         "min_samples_leaf": 50,
+        "node_subsample": 65536,
         "random_state": None,
     }
     return {"class": "LeafRank", "params": {**params, **changes}}

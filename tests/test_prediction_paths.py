@@ -94,7 +94,7 @@ def reference_raw_scores(forest, leaf_ranks, monkeypatch):
             if not seen.all():
                 position[~seen] = inserter.positions(positions[~seen], search=search)
     scores = -2.0 * position
-    if forest.tie_breaking == "mean":
+    if forest.break_ties:
         scores += 0.9 * (mean_leaf_values(leaf_ranks, forest.leaf_values_) - 0.5)
     return scores
 
@@ -190,7 +190,7 @@ def test_leaf_table_gather_is_fancy_indexing(rng):
         ("sparse", {}),
         ("numeric", {"aggregation": "mean"}),
         ("missing", {"aggregation": "borda"}),
-        ("numeric", {"tie_breaking": None}),
+        ("numeric", {"break_ties": False}),
     ],
 )
 def test_scores_match_the_reference_computation(design, params, monkeypatch):

@@ -45,7 +45,7 @@ MODELS = {
         max_depth=2, leafrank=LinearLeafRank(), random_state=0
     ),
     "RankingForest median": lambda: _forest("median"),
-    "RankingForest median, ties kept": lambda: _forest("median", tie_breaking=None),
+    "RankingForest median, ties kept": lambda: _forest("median", break_ties=False),
     "RankingForest mean": lambda: _forest("mean"),
     "RankingForest borda": lambda: _forest("borda"),
 }

@@ -83,7 +83,9 @@ def _splitter(name, model):
         return LinearLeafRank()
     if name == "mixed":
         if model == "forest":
-            boxes = LeafRank(max_depth=4, min_samples_leaf=30, max_features="sqrt")
+            boxes = LeafRank(
+                max_depth=4, min_samples_leaf=30, max_features="sqrt", criterion="gini"
+            )
             return MixedLeafRank([boxes, LinearLeafRank()])
         return MixedLeafRank()
     return None

@@ -38,7 +38,7 @@ from treerank.tree._classes import (
     resolve_min_samples_split,
 )
 from treerank.tree._default_splitter import DefaultLeafRankMixin
-from treerank.tree._leafrank import LeafRank
+from treerank.tree._leafrank import LeafRank, resolve_leaf_size
 from treerank.utils._categorical import (
     CATEGORICAL_FEATURES_CONSTRAINT,
     categorical_mask,
@@ -211,8 +211,14 @@ class RankingForest(DefaultLeafRankMixin, TreeAggregate):
         the data and only the feature randomization differs between trees.
     max_features : int, float, {"sqrt", "log2"} or None, default="sqrt"
         Features drawn at each split of a LeafRank's inner tree (FR2). Set on
-        the LeafRank template, which must then have a ``max_features``
-        parameter.
+        the splitter when it has a ``max_features`` parameter
+        (:class:`LeafRank`, :class:`~treerank.tree.LinearLeafRank`,
+        :class:`~treerank.tree.MixedLeafRank`), replacing its own (None keeps
+        the splitter's own). A splitter without one
+        (:class:`ClassifierLeafRank`, a custom splitter) is used as it is,
+        whatever ``max_features``: it sees all the features of a node, and
+        its trees are randomized by their samples and by ``max_features_node``
+        only (see :ref:`leafrank_defaults`).
     max_features_node : int, float, {"sqrt", "log2"} or None, default=None
         Features drawn at each node of each master tree (FR1).
     max_depth : int or None, default=None
@@ -227,10 +233,16 @@ class RankingForest(DefaultLeafRankMixin, TreeAggregate):
         trees of many leaves while no tree has more than about 500 leaves.
     leafrank : LeafRank-like or None, default=None
         Template of the splitter. None uses
-        ``LeafRank(max_depth=5, min_samples_leaf=5)``: much more flexible than
-        a single TreeRank's default, since aggregation reduces the variance of
-        the trees but not their bias. Its parameters can be tuned as
-        ``leafrank__*`` even when ``leafrank`` is None (e.g. in a grid search).
+        ``LeafRank(min_samples_leaf=5, criterion="gini")``: inner leaves of 5
+        rows, much more flexible than a single TreeRank's default, since
+        aggregation reduces the variance of the trees but not their bias (the
+        differences from ``LeafRank()`` are listed in :ref:`leafrank_defaults`).
+        ``max_features`` is then set on it. Its parameters can be tuned as
+        ``leafrank__*`` even when ``leafrank`` is None (e.g. in a grid search),
+        the others keeping the forest's values. A splitter given here is used
+        with its own parameters (``max_features`` set as that parameter says):
+        ``min_samples_leaf="auto"`` is resolved on the rows of a tree's
+        sample.
     ccp_alpha : float, default=0.0
         Cost-complexity pruning of each tree (0: no pruning).
     leaf_scores : {"auto", "rank", "rate"}, default="auto"
@@ -266,12 +278,12 @@ class RankingForest(DefaultLeafRankMixin, TreeAggregate):
           original R package (with rank scores) and usual bagging;
         - "borda": mean of the leaf mid-ranks under the training distribution
           (a mass-weighted Borda count).
-    tie_breaking : {"mean"} or None, default="mean"
-        With ``aggregation="median"``, how the cells tied in a bucket of the
-        median are ordered: ``"mean"`` by the mean of the trees' leaf scores
-        (the order between buckets stays the median's), None keeps the
-        ties. A median of bucket orders can tie thousands of cells in a
-        handful of buckets, and a tie counts one half of every pair it holds
+    break_ties : bool, default=True
+        With ``aggregation="median"``, whether the cells tied in a bucket of
+        the median are ordered by the mean of the trees' leaf scores (the
+        order between buckets stays the median's); False keeps the ties. A
+        median of bucket orders can tie thousands of cells in a handful of
+        buckets, and a tie counts one half of every pair it holds
         in the AUC; breaking the ties keeps the forest's resolution (see
         :ref:`forest`).
     aggregation_method : str, default="auto"
@@ -363,7 +375,7 @@ default=None
         (see :func:`treerank.aggregation.kemeny_objective`); None otherwise.
     refined_objective_ : float or None
         The same objective for the final order of the cells, the median's
-        ties broken (``tie_breaking="mean"``); None otherwise.
+        ties broken (``break_ties=True``); None otherwise.
     borda_objective_ : float or None
         The same objective for the Borda (mean rank) order of the cells.
     n_cells_ : int or None
@@ -432,7 +444,7 @@ default=None
         "ccp_alpha": [Interval(Real, 0.0, None, closed="left")],
         "leaf_scores": [StrOptions({"auto", "rank", "rate"})],
         "aggregation": [StrOptions({"median", "mean", "borda"})],
-        "tie_breaking": [StrOptions({"mean"}), None],
+        "break_ties": ["boolean"],
         "multipartite": [StrOptions({"stacked", "thresholds"})],
         "aggregation_method": [StrOptions(set(KEMENY_METHODS))],
         "aggregation_max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -458,7 +470,7 @@ default=None
         ccp_alpha=0.0,
         leaf_scores="auto",
         aggregation="median",
-        tie_breaking="mean",
+        break_ties=True,
         aggregation_method="auto",
         aggregation_max_iter=3,
         aggregation_tol=1e-5,
@@ -472,7 +484,7 @@ default=None
         super().__init__(  # the parameters of the aggregation
             leaf_scores=leaf_scores,
             aggregation=aggregation,
-            tie_breaking=tie_breaking,
+            break_ties=break_ties,
             aggregation_method=aggregation_method,
             aggregation_max_iter=aggregation_max_iter,
             aggregation_tol=aggregation_tol,
@@ -498,21 +510,21 @@ default=None
     # ------------------------------------------------------------------
     @staticmethod
     def _default_leafrank():
-        """The splitter used when ``leafrank`` is None."""
-        return LeafRank(max_depth=5, min_samples_leaf=5)
+        """The splitter used when ``leafrank`` is None (before ``max_features``).
+
+        ``LeafRank()`` but for the two values of the table of
+        :ref:`leafrank_defaults`.
+        """
+        return LeafRank(min_samples_leaf=5, criterion="gini")
 
     def _tree_template(self):
         if self.leafrank is None:
             leafrank = self._default_leafrank()
         else:
             leafrank = clone(self.leafrank)
-        if self.max_features is not None:
-            if "max_features" not in leafrank.get_params(deep=False):
-                raise ValueError(
-                    f"max_features={self.max_features!r} needs a LeafRank with a "
-                    f"max_features parameter; {type(leafrank).__name__} has none "
-                    "(use max_features=None, or max_features_node for FR1)."
-                )
+        # FR2 on the splitters that have it; the others see all the features
+        has_fr2 = "max_features" in leafrank.get_params(deep=False)
+        if has_fr2 and self.max_features is not None:
             leafrank.set_params(max_features=self.max_features)
         return TreeRank(
             max_depth=self.max_depth,
@@ -613,10 +625,11 @@ default=None
         template = self._tree_template()
         n_draw = self._sample_size(X.shape[0])
         # "auto" resolved once, on the rows of a tree's sample: all trees alike
+        n_tree_rows = min(n_draw, np.count_nonzero(sample_weight > 0))
         template.min_samples_split = resolve_min_samples_split(
-            template.min_samples_split,
-            min(n_draw, np.count_nonzero(sample_weight > 0)),
+            template.min_samples_split, n_tree_rows
         )
+        template.leafrank = resolve_leaf_size(template.leafrank, n_tree_rows)
         seeds = rng.randint(_MAX_SEED, size=self.n_estimators)
         aggregation_seed = int(rng.randint(_MAX_SEED))
         binning_seed = int(rng.randint(_MAX_SEED))

@@ -198,13 +198,19 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    leaf_scores : {"rank", "rate", "auto"}, default="rank"
-        How each tree scores its leaves (see
-        :class:`~treerank.RankingForest`).
+    leaf_scores : {"auto", "rank", "rate"}, default="auto"
+        How each tree scores its leaves, with the default of
+        :class:`~treerank.RankingForest` (see there): ``"auto"`` chooses by
+        the out-of-bag AUC, ``"rank"`` without out-of-bag rows. The
+        ``consensus_`` of a graded :class:`~treerank.TreeRank` is built with
+        ``"rank"``: its threshold trees are fitted on all the rows, so no row
+        is out of bag and ``"auto"`` would compute the rates only to choose
+        ``"rank"``.
     aggregation : {"median", "mean", "borda"}, default="median"
         How the trees' rankings are combined.
-    tie_breaking : {"mean"} or None, default="mean"
-        How the cells tied in a bucket of the median are ordered.
+    break_ties : bool, default=True
+        Order the cells tied in a bucket of the median by the mean of the
+        trees' leaf scores (see :class:`~treerank.RankingForest`).
     aggregation_method : str, default="auto"
         Solver of the median (see :func:`treerank.aggregation.kemeny_median`);
         its local search ("auto" beyond 7 cells) runs once, from the better of
@@ -277,9 +283,9 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
     def __init__(
         self,
         *,
-        leaf_scores="rank",
+        leaf_scores="auto",
         aggregation="median",
-        tie_breaking="mean",
+        break_ties=True,
         aggregation_method="auto",
         aggregation_max_iter=3,
         aggregation_tol=1e-5,
@@ -289,7 +295,7 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
     ):
         self.leaf_scores = leaf_scores
         self.aggregation = aggregation
-        self.tie_breaking = tie_breaking
+        self.break_ties = break_ties
         self.aggregation_method = aggregation_method
         self.aggregation_max_iter = aggregation_max_iter
         self.aggregation_tol = aggregation_tol
@@ -516,7 +522,7 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
         self._cell_rows = np.flatnonzero(keep)[first]  # a training row per cell
         # the objective of the order with the ties broken by the mean, on
         # first access (see refined_objective_)
-        self._refined_objective = _PENDING if self.tie_breaking == "mean" else None
+        self._refined_objective = _PENDING if self.break_ties else None
 
     @property
     def refined_objective_(self):
@@ -527,7 +533,7 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
             raise AttributeError("refined_objective_") from None
         if isinstance(value, str):  # _PENDING
             # the order of the cells that scoring gives them with the ties
-            # broken by the mean (as fitted, whatever tie_breaking is now)
+            # broken by the mean (as fitted, whatever break_ties is now)
             key = self._median_scores(self.cells_, break_ties=True)
             refined = np.unique(-key, return_inverse=True)[1].ravel()
             value = float(
@@ -674,10 +680,10 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
         unseen cell its Kendall-optimal position (a bucket q, or a new bucket
         between q - 1 and q, at q - 1/2); with monotonic constraints every row
         is placed by the insertion, which is monotone in its leaves. The score
-        is ``-2 * position``, plus, with ``tie_breaking="mean"``, the mean
-        leaf value (in [0, 1]) mapped into [-0.45, 0.45]: the order between
-        buckets is the median's, and within a bucket the mean's.
-        ``break_ties`` overrides ``tie_breaking`` (None: as set).
+        is ``-2 * position``, plus, with ``break_ties``, the mean leaf value
+        (in [0, 1]) mapped into [-0.45, 0.45]: the order between buckets is
+        the median's, and within a bucket the mean's. The argument
+        ``break_ties`` overrides the parameter (None: as set).
         """
         rows = np.ascontiguousarray(leaf_ranks, dtype=np.int32)
         wait_for_background_compilation(_lookup)
@@ -693,7 +699,7 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
                 position[unseen] = self._insert(rows, unseen)
         scores = -2.0 * position
         if break_ties is None:
-            break_ties = self.tie_breaking == "mean"
+            break_ties = self.break_ties
         if break_ties:  # leaf values lie in [0, 1]
             scores += 0.9 * (LeafTable(self.leaf_values_).mean(rows) - 0.5)
         return scores

@@ -153,9 +153,9 @@ def decode_forest(description, arrays, runtime):
     median = model.aggregation == "median"
     for key in ("consensus_objective", "refined_objective", "borda_objective"):
         value = description[key]
-        if key == "refined_objective" and model.tie_breaking is None:
+        if key == "refined_objective" and not model.break_ties:
             if value is not None:
-                raise ValueError("refined_objective must be null without tie_breaking")
+                raise ValueError("refined_objective must be null without break_ties")
             model.refined_objective_ = None
         elif median:
             setattr(model, key + "_", json_number(value, key, low=0))

@@ -9,9 +9,10 @@ their parameters, a :class:`~treerank.ClassifierLeafRank` with its binary
 linear classifier, a :class:`~treerank.tree.MixedLeafRank` with its
 candidates. Loading rebuilds the estimator and validates the parameters by
 its own constraints (``_validate_params``); the runtime settings
-(:data:`RUNTIME_PARAMS`) are never written nor read, and parameters added
+(:data:`RUNTIME_PARAMS`) are never written nor read, parameters added
 after a file was written take the value of the behaviour it had
-(``_LATER_PARAMS``). The helpers ``json_*`` check the JSON values of a
+(``_LATER_PARAMS``), and parameters renamed since are read under their new
+names (:data:`RENAMED_PARAMS`). The helpers ``json_*`` check the JSON values of a
 description.
 """
 
@@ -29,6 +30,7 @@ from treerank.tree._linear import LinearLeafRank
 from treerank.tree._mixed import MixedLeafRank
 
 __all__ = [
+    "RENAMED_PARAMS",
     "RUNTIME_PARAMS",
     "decode_params",
     "decode_value",
@@ -279,7 +281,7 @@ def _decode_leafrank(
     kind = encoded.get("class")
     if isinstance(kind, str) and kind in _PLAIN_LEAFRANKS:
         json_object(encoded, what, ["class", "params"])
-        params = encoded["params"]
+        params = _renamed(kind, encoded["params"], what)
         later = _LATER_PARAMS.get(kind, {})
         if isinstance(params, dict) and later:
             # a file written before the parameter existed: the behaviour it had
@@ -348,8 +350,41 @@ def _decode_leafrank(
 _LATER_PARAMS = {
     "RankingForest": {"multipartite": "thresholds", "leaf_scores": "rank"},
     # rules were fitted on all the rows of a node, their thresholds searched
-    "LeafRank": {"max_samples": None, "splitter": "best"},
+    "LeafRank": {"node_subsample": None, "splitter": "best"},
 }
+
+
+def _tie_breaking_value(value):
+    """``break_ties`` of a file's ``tie_breaking``."""
+    if value not in ("mean", None):
+        raise ValueError(f"params.tie_breaking must be 'mean' or null; got {value!r}")
+    return value == "mean"
+
+
+#: Parameters renamed since files were written: class name -> {old name: (new
+#: name, the new value of an old value)}. A file holding an old name loads
+#: as the estimator of the new one (the old names are no parameters any more).
+RENAMED_PARAMS = {
+    # LeafRank's per-node subsample was called max_samples, as the forest's
+    # per-tree sample (issue 41)
+    "LeafRank": {"max_samples": ("node_subsample", lambda value: value)},
+    # the forest's tie_breaking had one value, "mean", or None (issue 41)
+    "RankingForest": {"tie_breaking": ("break_ties", _tie_breaking_value)},
+}
+
+
+def _renamed(kind, params, what):
+    """``params`` of a file with the old names of ``kind``'s parameters renamed."""
+    renames = RENAMED_PARAMS.get(kind, {})
+    if not isinstance(params, dict) or not any(old in params for old in renames):
+        return params
+    params = dict(params)
+    for old, (new, convert) in renames.items():
+        if old in params:
+            if new in params:
+                raise ValueError(f"{what} holds both {old!r} and its new name {new!r}")
+            params[new] = convert(params.pop(old))
+    return params
 
 
 def decode_params(cls, description, runtime):
@@ -365,6 +400,7 @@ def decode_params(cls, description, runtime):
         raise ValueError("params must be a JSON object with a leafrank")
     leafrank = _decode_leafrank(encoded["leafrank"], not_saved)
     encoded = {k: v for k, v in encoded.items() if k != "leafrank"}
+    encoded = _renamed(cls.__name__, encoded, "params")
     for name, value in _LATER_PARAMS.get(cls.__name__, {}).items():
         # a file written before the parameter existed: the behaviour it had
         encoded.setdefault(name, value)

@@ -25,7 +25,11 @@ from treerank.metrics._roc import roc_auc_score
 from treerank.tree._default_splitter import DefaultLeafRankMixin
 from treerank.tree._growing import grow_ranking_tree as grow_node_by_node
 from treerank.tree._growing import structure_from_grown
-from treerank.tree._leafrank import LeafRank, resolve_max_features
+from treerank.tree._leafrank import (
+    LeafRank,
+    resolve_leaf_size,
+    resolve_max_features,
+)
 from treerank.tree._pruning import (
     collapse_thresholds,
     penalized_subtree,
@@ -110,24 +114,6 @@ def resolve_min_samples_split(min_samples_split, n_samples):
     if isinstance(min_samples_split, str):
         return max(10, -(-int(n_samples) // 250))
     return int(min_samples_split)
-
-
-def default_leaf_size(n_samples):
-    """The inner leaf size of a single TreeRank's default LeafRank.
-
-    ``min(50, max(20, ceil(n_samples / 40)))``: a tree's order of its leaves
-    rests on the ratios of the inner leaves its LeafRanks keep, estimated from
-    their rows, and a single tree averages nothing out; 50 rows (the original
-    R package's ``minsplit``) from 2,000 training rows on, 20 on the smallest
-    problems, whose trees would otherwise have too few leaves.
-
-    Examples
-    --------
-    >>> from treerank.tree._classes import default_leaf_size
-    >>> [default_leaf_size(n) for n in (300, 1000, 2000, 100_000)]
-    [20, 25, 50, 50]
-    """
-    return int(min(50, max(20, -(-int(n_samples) // 40))))
 
 
 def check_monotonic_cst(estimator, n_features):
@@ -270,19 +256,16 @@ class TreeRank(DefaultLeafRankMixin, RankingMixin, ClassifierMixin, BaseEstimato
     leafrank : LeafRank-like or None, default=None
         Template of the splitter, cloned at every node: :class:`LeafRank`,
         :class:`ClassifierLeafRank`, or any object following the LeafRank
-        protocol. None uses ``LeafRank(max_depth=5, criterion="youden")`` with
-        inner leaves of ``min(50, max(20, ceil(n / 40)))`` rows for n training
-        rows: a single tree's order rests on the ratios of the inner leaves its
-        rules keep, and it averages nothing out, so its leaves hold 50 rows
-        (the original R package's ``minsplit``) from 2,000 rows on, 20 on the
-        smallest problems; the Youden criterion grows the inner tree by the
-        LeafRank's own objective (local TPR - FPR). Measured against a
-        CART tuned by cross-validation on 2,000 rows, 10 training sets: within
-        0.002 AUC on nested squares and on a Gaussian design whose optimal
-        scorer is linear (``benchmarks/bench_single_tree.py``). The default
-        splitter's parameters can be tuned as ``leafrank__*`` even when
-        ``leafrank`` is None (e.g. in a grid search); they then replace the
-        rule.
+        protocol. None is ``LeafRank()``, with its own defaults (depth 5, the
+        Youden criterion, inner leaves of ``min_samples_leaf="auto"`` rows,
+        resolved on the tree's training rows; see :ref:`leafrank_defaults`):
+        ``TreeRank(leafrank=LeafRank())`` is the same estimator. Measured
+        against a CART tuned by cross-validation on 2,000 rows, 10 training
+        sets: within 0.002 AUC on nested squares and on a Gaussian design
+        whose optimal scorer is linear (``benchmarks/bench_single_tree.py``).
+        The default splitter's parameters can be tuned as ``leafrank__*`` even
+        when ``leafrank`` is None (e.g. in a grid search); the others keep
+        their defaults, ``"auto"`` leaf size included.
     max_features_node : int, float, {"sqrt", "log2"} or None, default=None
         Number of features drawn at random at each node of the master tree,
         on which the node's LeafRank is fitted (feature randomization FR1).
@@ -459,12 +442,8 @@ default=None
 
     @staticmethod
     def _default_leafrank():
-        """The splitter used when ``leafrank`` is None (before its leaf size).
-
-        Its ``min_samples_leaf`` is set at fit from the number of training rows
-        (:func:`default_leaf_size`).
-        """
-        return LeafRank(max_depth=5, min_samples_leaf=20, criterion="youden")
+        """The splitter used when ``leafrank`` is None: ``LeafRank()``."""
+        return LeafRank()
 
     def _leafrank_template(self):
         template = self._default_leafrank() if self.leafrank is None else self.leafrank
@@ -479,13 +458,9 @@ default=None
         ``"auto"`` resolves on the whole training set, so that the fold trees of
         the cross-validated pruning and calibration split like the final tree.
         """
-        leafrank = self._leafrank_template()
         n_rows = np.count_nonzero(sample_weight > 0)
         min_samples_split = resolve_min_samples_split(self.min_samples_split, n_rows)
-        if self.leafrank is None:
-            leafrank = clone(leafrank).set_params(
-                min_samples_leaf=default_leaf_size(n_rows)
-            )
+        leafrank = resolve_leaf_size(self._leafrank_template(), n_rows)
         if data is not None:
             params = engine_growth_params(
                 leafrank,
@@ -659,7 +634,8 @@ default=None
         ``leaf_ranks`` the leaf rank of every training row in every tree;
         ``codes`` the grade codes ``0..K-1``, ``weight`` the normalized
         sample weights and ``seed`` the seed of the median solver. The trees'
-        own rankings (``leaf_scores="rank"``) are aggregated by the median.
+        own rankings (``leaf_scores="rank"``, what ``"auto"`` would choose
+        without out-of-bag rows) are aggregated by the median.
         """
         consensus = TreeAggregate(
             leaf_scores="rank", aggregation="median", random_state=seed

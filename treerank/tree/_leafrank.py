@@ -65,10 +65,12 @@ __all__ = [
     "LeafRank",
     "RuleTree",
     "SplitCondition",
+    "auto_min_samples_leaf",
     "balanced_node_weights",
     "leafrank_fit",
     "leafrank_goes_left",
     "leafrank_goes_left_rows",
+    "resolve_leaf_size",
     "resolve_max_features",
     "split_importances",
     "traverse_binary_tree",
@@ -286,6 +288,37 @@ def split_importances(children_left, feature, improvement, n_features):
     )
     total = importances.sum()
     return importances / total if total > 0 else importances
+
+
+def auto_min_samples_leaf(n_samples):
+    """The inner leaf size of ``LeafRank(min_samples_leaf="auto")``.
+
+    ``min(50, max(20, ceil(n_samples / 40)))`` for ``n_samples`` training rows
+    of the ranking tree: a tree's order of its leaves rests on the ratios of
+    the inner leaves its LeafRanks keep, estimated from their rows; 50 rows
+    (the original R package's ``minsplit``) from 2,000 training rows on, 20 on
+    the smallest problems, whose trees would otherwise have too few leaves.
+
+    Examples
+    --------
+    >>> from treerank.tree._leafrank import auto_min_samples_leaf
+    >>> [auto_min_samples_leaf(n) for n in (300, 1000, 2000, 100_000)]
+    [20, 25, 50, 50]
+    """
+    return int(min(50, max(20, -(-int(n_samples) // 40))))
+
+
+def resolve_leaf_size(leafrank, n_samples):
+    """``leafrank`` with its ``"auto"`` leaf size set for a tree of ``n_samples`` rows.
+
+    A ranking tree resolves ``min_samples_leaf="auto"`` once, on its own
+    training rows (of positive weight), so that every node's rule has the same
+    leaf size. A splitter without an ``"auto"`` value is returned as is; one
+    with it (:class:`LeafRank`, or a :class:`~treerank.tree.MixedLeafRank`
+    holding one) is returned as a resolved copy, never changed in place.
+    """
+    resolve = getattr(leafrank, "_resolve_leaf_size", None)
+    return leafrank if resolve is None else resolve(n_samples)
 
 
 def resolve_max_features(max_features, n_features, name="max_features"):
@@ -532,22 +565,26 @@ class LeafRank(BaseLeafRank):
 
     Parameters
     ----------
-    max_depth : int, default=3
+    max_depth : int, default=5
         Depth of the inner classification tree.
-    min_samples_leaf : int or float, default=50
+    min_samples_leaf : int, float or "auto", default="auto"
         Minimum number of samples (rows of positive weight) in a leaf of the
         inner tree; a float is a fraction of the node's samples. A leaf's
         ratio beta/alpha is estimated from its samples, and the merge step
         keeps the leaves with the highest ratios, so very small leaves are
-        selected on noise: the default, as the original R package's
-        ``minsplit=50``, keeps them statistically meaningful. A node with fewer
-        than ``2 * min_samples_leaf`` samples is not split.
+        selected on noise. ``"auto"`` is ``min(50, max(20, ceil(n / 40)))``
+        for the n training rows of the ranking tree (the same at every node;
+        the rows of ``fit`` when the LeafRank is fitted alone): 50, the
+        original R package's ``minsplit``, from 2,000 rows on, 20 on the
+        smallest problems. It depends on the data only, never on the other
+        parameters. A node with fewer than ``2 * min_samples_leaf`` samples
+        is not split.
     max_features : int, float, {"sqrt", "log2"} or None, default=None
         Features drawn at each split of the inner tree (feature randomization
         FR2 of the Ranking Forest), as in scikit-learn's trees: the search
         goes on past ``max_features`` features until it has seen that many
         non-constant ones.
-    criterion : {"gini", "entropy", "log_loss", "youden"}, default="gini"
+    criterion : {"gini", "entropy", "log_loss", "youden"}, default="youden"
         Split criterion of the inner tree, on the class-balanced weights:
         the Gini impurity, the entropy (``"log_loss"`` is an alias), or
         ``"youden"``, which maximizes the local TPR - FPR of the split (Youden's
@@ -564,9 +601,9 @@ class LeafRank(BaseLeafRank):
         smoother boundary (see :ref:`forest`).
     max_bins : int, default=255
         Largest number of bins per feature (2 to 255).
-    max_samples : int or None, default=65536
-        A node of more rows fits its rule on a sample of ``max_samples`` of
-        them (None: on all of them), drawn at random within each class and
+    node_subsample : int or None, default=65536
+        A node of more rows fits its rule on a subsample of ``node_subsample``
+        of them (None: on all of them), drawn at random within each class and
         spread over the node's rows; all the rows are then split by the rule.
         The inner tree compares the rates of each class within the node, which
         such a sample estimates without bias and, beyond some tens of
@@ -626,6 +663,7 @@ class LeafRank(BaseLeafRank):
         "min_samples_leaf": [
             Interval(Integral, 1, None, closed="left"),
             Interval(RealNotInt, 0.0, 1.0, closed="neither"),
+            StrOptions({"auto"}),
         ],
         "max_features": [
             Interval(Integral, 1, None, closed="left"),
@@ -636,20 +674,20 @@ class LeafRank(BaseLeafRank):
         "criterion": [StrOptions(set(CRITERIA))],
         "splitter": [StrOptions(set(SPLITTERS))],
         "max_bins": [Interval(Integral, 2, MAX_BINS, closed="both")],
-        "max_samples": [Interval(Integral, 2, None, closed="left"), None],
+        "node_subsample": [Interval(Integral, 2, None, closed="left"), None],
         "random_state": ["random_state"],
     }
 
     def __init__(
         self,
         *,
-        max_depth=3,
-        min_samples_leaf=50,
+        max_depth=5,
+        min_samples_leaf="auto",
         max_features=None,
-        criterion="gini",
+        criterion="youden",
         splitter="best",
         max_bins=MAX_BINS,
-        max_samples=65536,
+        node_subsample=65536,
         random_state=None,
     ):
         self.max_depth = max_depth
@@ -658,7 +696,7 @@ class LeafRank(BaseLeafRank):
         self.criterion = criterion
         self.splitter = splitter
         self.max_bins = max_bins
-        self.max_samples = max_samples
+        self.node_subsample = node_subsample
         self.random_state = random_state
 
     def __sklearn_tags__(self):
@@ -667,15 +705,26 @@ class LeafRank(BaseLeafRank):
         tags.input_tags.sparse = True
         return tags
 
+    def _resolve_leaf_size(self, n_samples):
+        """This LeafRank with ``min_samples_leaf="auto"`` resolved (see
+        :func:`resolve_leaf_size`)."""
+        if not isinstance(self.min_samples_leaf, str):  # "auto", the only string
+            return self
+        return clone(self).set_params(min_samples_leaf=auto_min_samples_leaf(n_samples))
+
     def _growth_params(self, n_features, **master):
-        """The engine's parameters of this rule for nodes of ``n_features``."""
+        """The engine's parameters of this rule for nodes of ``n_features``.
+
+        A growth needs ``min_samples_leaf="auto"`` resolved first
+        (:func:`resolve_leaf_size`), as ``min_samples_split="auto"``.
+        """
         return GrowthParams(
             rule_max_depth=self.max_depth,
             min_samples_leaf=self.min_samples_leaf,
             rule_max_features=resolve_max_features(self.max_features, n_features),
             criterion=self.criterion,
             splitter=self.splitter,
-            max_fit_rows=self.max_samples,
+            max_fit_rows=self.node_subsample,
             **master,
         )
 
@@ -697,7 +746,7 @@ class LeafRank(BaseLeafRank):
             sample_weight,
             rows,
             mapper,
-            self._growth_params(X.shape[1]),
+            self._resolve_leaf_size(rows.shape[0])._growth_params(X.shape[1]),
             seed,
         )
         arrays = rules.arrays(0, rules.n_nodes)

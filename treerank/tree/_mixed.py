@@ -28,6 +28,7 @@ from treerank.tree._leafrank import (
     leafrank_fit,
     leafrank_goes_left,
     leafrank_goes_left_rows,
+    resolve_leaf_size,
 )
 from treerank.tree._linear import LinearLeafRank
 from treerank.utils._sklearn_compat import Interval, RealNotInt, StrOptions
@@ -95,7 +96,7 @@ class MixedLeafRank(BaseLeafRank):
     all the rows. Measured on the rows they were fitted on (``"train"``), the
     more flexible candidate (a union of boxes) wins by overfitting.
 
-    The default candidates are :class:`~treerank.LeafRank` and
+    The default candidates are a :class:`~treerank.LeafRank` and a
     :class:`~treerank.tree.LinearLeafRank`: each node of the ranking tree is
     cut by a union of boxes or by a half-space, whichever ranks better.
 
@@ -105,7 +106,12 @@ class MixedLeafRank(BaseLeafRank):
     ----------
     leafranks : list of LeafRank-like or None, default=None
         The candidates, cloned at every fit; ties go to the first. None uses
-        ``[LeafRank(), LinearLeafRank()]``.
+        ``[LeafRank(max_depth=3, min_samples_leaf=50, criterion="gini"),
+        LinearLeafRank()]``: boxes of fewer cuts than ``LeafRank()``'s, the
+        configuration of the benchmark of oblique rules
+        (``benchmarks/results/oblique.md``). A candidate's
+        ``min_samples_leaf="auto"`` is resolved on the ranking tree's rows, as
+        the LeafRank's of a tree.
     selection : {"holdout", "train"}, default="holdout"
         Compare the candidates on held-out rows of the node, or on the rows
         they were fitted on. A node with fewer than two rows of a class is
@@ -203,8 +209,23 @@ class MixedLeafRank(BaseLeafRank):
 
     def _templates(self):
         if self.leafranks is None:
-            return [LeafRank(), LinearLeafRank()]
+            return [
+                LeafRank(max_depth=3, min_samples_leaf=50, criterion="gini"),
+                LinearLeafRank(),
+            ]
         return list(self.leafranks)
+
+    def _resolve_leaf_size(self, n_samples):
+        """A copy whose candidates' ``"auto"`` leaf sizes are resolved (see
+        :func:`~treerank.tree._leafrank.resolve_leaf_size`); self if none has one."""
+        if self.leafranks is None:
+            return self
+        resolved = [resolve_leaf_size(c, n_samples) for c in self.leafranks]
+        if all(new is old for new, old in zip(resolved, self.leafranks)):
+            return self
+        mixed = clone(self)
+        mixed.leafranks = resolved
+        return mixed
 
     def _candidates(self, rng):
         """Fresh clones of the candidates, with max_features and seeds set."""

@@ -95,7 +95,9 @@ def models():
     F, y_f = frame(240, 6)
     F_new, _ = frame(60, 7)
     tree_params = {"max_depth": 3, "random_state": 0}
-    leafrank = LeafRank(max_depth=2)
+    # the LeafRank defaults of 858b3ab, spelled out since LeafRank()'s own
+    # defaults became TreeRank's (issue 41): the same models are fitted today
+    leafrank = LeafRank(max_depth=2, min_samples_leaf=50, criterion="gini")
     yield "treerank", TreeRank(**tree_params), X, y, X_new, {}
     yield (
         "treerank_pruned_cv",
