@@ -19,7 +19,7 @@ import numpy as np
 from scipy.special import expit
 
 from treerank.surrogates._base import SurrogateLoss
-from treerank.surrogates._template import _check_distribution
+from treerank.surrogates._template import _distribution_arrays
 
 __all__ = ["PairwiseComparisonLoss", "PairwiseHingeSurrogate"]
 
@@ -140,7 +140,7 @@ class PairwiseComparisonLoss(SurrogateLoss):
         -------
         a : ndarray of shape (n_items, n_items)
         """
-        labels, p = _check_distribution(distribution)
+        labels, p = _distribution_arrays(distribution)
         greater = labels[:, :, None] > labels[:, None, :]
         return np.einsum("k,kij->ij", p, greater.astype(np.float64))
 
