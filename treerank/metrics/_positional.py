@@ -42,7 +42,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from treerank.metrics._grouping import group_qid
+from treerank.metrics._grouping import group_qid, segment_lexsort, segment_sum
 from treerank.metrics._list_common import int_ratio, to_exact
 from treerank.metrics._list_validation import check_list_inputs
 from treerank.metrics._ties import rank_lists, tie_averaged
@@ -57,6 +57,7 @@ __all__ = [
     "eru_weight",
     "gain_shift",
     "gain_values",
+    "ideal_dcg",
     "precision_weight",
     "recall_weight",
 ]
@@ -88,6 +89,41 @@ def dcg_discount(position, k=None):
     table = np.zeros(int(position.max()) + 1)
     table[1 : top + 1] = 1.0 / np.log2(2.0 + np.arange(top))
     return table[position]  # a look-up: the same bits for every use
+
+
+def ideal_dcg(gains, groups, k=None):
+    """Ideal DCG@k of every list: the DCG@k of its gains sorted decreasingly.
+
+    The sum runs over the sorted gains, so the result does not depend on the
+    order of the items of a list (to the last bit) and is the normalizer of
+    :func:`treerank.metrics.ndcg_score`.
+
+    Parameters
+    ----------
+    gains : ndarray of shape (n_samples,)
+        Gain of every item (e.g. :func:`gain_values` of its grade).
+    groups : object
+        The lists, with the arrays ``order`` (the items list by list),
+        ``starts`` and ``sizes`` (of every list in ``order``), as
+        :class:`treerank.metrics._grouping.QueryGroups`.
+    k : int, default=None
+        Cut-off (``None``: the whole list).
+
+    Returns
+    -------
+    ideal : ndarray of shape (n_groups,)
+
+    Examples
+    --------
+    >>> from treerank.metrics._grouping import group_qid, segment_lexsort, segment_sum
+    >>> from treerank.metrics._positional import ideal_dcg
+    >>> ideal_dcg(np.array([0.0, 1.0, 3.0, 1.0]), group_qid([0, 0, 0, 1]))
+    array([3.63092975, 1.        ])
+    """
+    grouped = gains[groups.order]
+    perm = segment_lexsort((-grouped,), groups.starts, groups.sizes)
+    position = np.arange(grouped.shape[0]) - np.repeat(groups.starts, groups.sizes) + 1
+    return segment_sum(grouped[perm] * dcg_discount(position, k), groups.starts)
 
 
 def precision_weight(position, k, exact=False):
