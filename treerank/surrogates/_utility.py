@@ -11,7 +11,7 @@ without a loop over lists.
 
 import numpy as np
 
-from treerank.metrics._positional import ideal_dcg
+from treerank.metrics._positional import gain_values, ideal_dcg
 
 __all__ = ["UTILITIES", "compute_utility", "gain", "log2_discount"]
 
@@ -20,11 +20,9 @@ UTILITIES = ("identity", "dcg", "ndcg", "precision", "recall", "auc")
 
 def gain(y, kind="exp2"):
     """Gain of relevance grades: ``2^y - 1`` (``"exp2"``) or ``y`` (``"linear"``)."""
-    if kind == "exp2":
-        return np.exp2(y) - 1.0
-    if kind == "linear":
-        return np.asarray(y, dtype=np.float64)
-    raise ValueError(f"gain must be 'exp2' or 'linear'; got {kind!r}.")
+    if kind not in ("exp2", "linear"):
+        raise ValueError(f"gain must be 'exp2' or 'linear'; got {kind!r}.")
+    return gain_values(y, kind)
 
 
 def log2_discount(positions):
