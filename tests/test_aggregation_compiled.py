@@ -6,6 +6,7 @@ import tracemalloc
 import joblib
 import numpy as np
 import pytest
+from test_aggregation_median import tree_like_rankings
 
 from treerank.aggregation import (
     ConsensusInserter,
@@ -38,20 +39,8 @@ def interpreted(monkeypatch):
     monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 1 << 62)
 
 
-def tree_like(rng, n_items, n_rankings, noise, n_leaves=(8, 30)):
-    """Leaf ranks of noisy copies of one latent score, cut into quantile bins."""
-    latent = rng.random(n_items)
-    rankings = np.empty((n_rankings, n_items), dtype=np.int64)
-    for b in range(n_rankings):
-        k = int(rng.integers(*n_leaves))
-        noisy = latent + noise * rng.standard_normal(n_items)
-        edges = np.quantile(noisy, np.linspace(0, 1, k + 1)[1:-1])
-        rankings[b] = k - 1 - np.searchsorted(edges, noisy)
-    return rankings
-
-
 def instance(rng, n_items, n_rankings, noise, weights):
-    rankings = tree_like(rng, n_items, n_rankings, noise)
+    rankings = tree_like_rankings(rng, n_items, n_rankings, noise)
     masses = rng.integers(1, 4, size=n_items).astype(float)
     if weights == "uniform":
         ranking_weights = None
@@ -161,7 +150,7 @@ def test_compiled_median_matches_brute_force_oracle(compiled):
 
 
 def test_compiled_median_equals_numpy_median(rng, monkeypatch):
-    rankings = tree_like(rng, 2500, 30, 0.05, n_leaves=(20, 60))
+    rankings = tree_like_rankings(rng, 2500, 30, 0.05, n_leaves=(20, 60))
     masses = rng.integers(1, 3, size=2500)
     monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 1 << 62)
     expected = kemeny_median(rankings, item_weights=masses, max_iter=20)
@@ -184,7 +173,7 @@ def new_rows(rng, rankings, n_new):
 
 
 def fitted_inserter(rng, n_items=3000, n_rankings=25, weights=False):
-    rankings = tree_like(rng, n_items, n_rankings, 0.1, n_leaves=(10, 40))
+    rankings = tree_like_rankings(rng, n_items, n_rankings, 0.1, n_leaves=(10, 40))
     masses = rng.integers(1, 4, size=n_items)
     ranking_weights = rng.integers(1, 3, size=n_rankings) if weights else None
     consensus = kemeny_median(rankings, ranking_weights, masses, max_iter=5).consensus
@@ -383,7 +372,7 @@ def test_compiled_insertion_state_is_not_pickled(rng, compiled):
 def test_compiled_recoding_matches_numpy(rng, monkeypatch, weights):
     from treerank.aggregation import _bucket_order
 
-    rankings = tree_like(rng, 500, 12, 0.2) * 3 - 7  # gaps and negative values
+    rankings = tree_like_rankings(rng, 500, 12, 0.2) * 3 - 7  # gaps and negative values
     rankings[0, :5] = 10**6  # a row too wide for direct addressing ...
     ranking_weights = {
         "uniform": None,
@@ -425,7 +414,7 @@ def test_candidate_columns_kernel_matches_numpy():
 
 
 def test_exact_arithmetic_dispatch(rng):
-    rankings = tree_like(rng, 300, 5, 0.2)  # 1,500 entries
+    rankings = tree_like_rankings(rng, 300, 5, 0.2)  # 1,500 entries
     exact = _RankingData(rankings, None, rng.integers(1, 4, size=300))
     fractional = _RankingData(rankings, None, rng.random(300) + 0.5)
     assert exact.exact and not fractional.exact
@@ -516,7 +505,7 @@ def test_small_exact_medians_equal_numpy_medians(monkeypatch, seed):
     rng = np.random.default_rng(seed)
     n_items = int(rng.integers(150, 600))
     n_rankings = int(rng.integers(3, 8))
-    rankings = tree_like(rng, n_items, n_rankings, 0.2, n_leaves=(5, 20))
+    rankings = tree_like_rankings(rng, n_items, n_rankings, 0.2, n_leaves=(5, 20))
     masses = rng.integers(1, 4, size=n_items)
     weights = None if seed % 2 else rng.integers(1, 3, size=n_rankings)
     results = []
@@ -696,7 +685,7 @@ def test_threaded_median_equals_one_thread(monkeypatch, weights):
     monkeypatch.setattr(_threads, "MIN_THREADED_SIZE", 0)
     monkeypatch.setattr(_threads, "cpu_count", lambda: 8)  # 3 parts anywhere
     rng = np.random.default_rng(7)
-    rankings = tree_like(rng, 3000, 45, 0.3)
+    rankings = tree_like_rankings(rng, 3000, 45, 0.3)
     masses = rng.integers(1, 4, size=3000).astype(float)
     ranking_weights = None
     if weights == "groups":

@@ -382,3 +382,22 @@ def test_distribution_validation():
         metric.expected_utility([(1, 0, 0)])
     with pytest.raises(ValueError, match="atol"):
         metric.bayes_optimal_rankings([([1, 0], 1.0)], atol=-1)
+
+
+def test_exact_conversion_of_integers_floats_fractions_and_scalars():
+    # the one to_exact of the metrics and the surrogates: a float is its exact
+    # binary value (the surrogates' labels are float64), a scalar stays a
+    # scalar (the metrics' copy failed on one: recall_weight(1, 2, exact=True))
+    from treerank.metrics._list_common import to_exact
+    from treerank.metrics._positional import auc_weight, recall_weight
+
+    exact = to_exact(np.array([[1, 0], [2, 3]]))
+    assert exact.dtype == object and exact.shape == (2, 2)
+    assert exact.tolist() == [[F(1), F(0)], [F(2), F(3)]]
+    assert all(type(v) is F for v in exact.ravel())
+    assert to_exact(np.array([0.5, 0.1])).tolist() == [F(1, 2), F(0.1)]
+    assert to_exact(np.array([F(1, 3), 2], dtype=object)).tolist() == [F(1, 3), F(2)]
+    assert to_exact(np.array([True, False])).tolist() == [F(1), F(0)]
+    assert to_exact(np.int64(3)) == F(3) and type(to_exact(3)) is F
+    assert recall_weight(1, 2, exact=True) == F(1)
+    assert auc_weight(1, 3, exact=True) == F(2)

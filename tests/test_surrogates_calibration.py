@@ -525,3 +525,34 @@ def test_all_rankings_enumerated_once():
     for r in best:
         seen.add(r)
     assert seen == set(itertools.permutations(range(4)))
+
+
+@pytest.mark.parametrize(
+    "distribution",
+    [
+        # a NaN probability of a type other than float: the surrogates' own
+        # check let it through (the sum is NaN, and NaN is not far from 1)
+        [([1, 0, 0], 1.0), ([0, 1, 0], np.float32("nan"))],
+        [([1, 0, 0], True)],  # the templates' check took it for 1.0
+        [([1, 0, 0], "1")],  # ... and a string for a number
+    ],
+)
+def test_every_distribution_check_refuses_what_is_not_a_probability(distribution):
+    # the metrics, the calibration functions and the templates share one check
+    for call in (
+        lambda: DCG3.expected_utility(distribution),
+        lambda: bayes_optimal_rankings(DCG3, distribution),
+        lambda: PointwiseSquared().expected_target(distribution),
+    ):
+        with pytest.raises(ValueError, match="probabilities must be non-negative"):
+            call()
+
+
+def test_exact_probabilities_must_sum_to_one_exactly_everywhere():
+    # rational probabilities 1e-12 away from summing to 1: the metrics and the
+    # calibration functions refused them, the templates accepted them
+    off = [([1.0, 0.0, 0.0], F(1, 3)), ([0.0, 1.0, 0.0], F(2, 3) + F(1, 10**12))]
+    with pytest.raises(ValueError, match="sum to 1"):
+        PointwiseSquared().expected_target(off)
+    exact = [([1.0, 0.0, 0.0], F(1, 3)), ([0.0, 1.0, 0.0], F(2, 3))]
+    assert_allclose(PointwiseSquared().expected_target(exact), [1 / 3, 2 / 3, 0])

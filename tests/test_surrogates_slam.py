@@ -483,3 +483,13 @@ def test_listnet(rng):
 def test_invalid(factory, match):
     with pytest.raises(ValueError, match=match):
         factory()
+
+
+@pytest.mark.parametrize("margin", [-1, np.inf, np.nan, True, "1", None])
+def test_the_margin_is_checked_alike(margin):
+    # SLAM and the pairwise comparison loss share one check of their margin
+    from treerank.surrogates import PairwiseComparisonLoss
+
+    for factory in (SLAMSurrogate, PairwiseComparisonLoss):
+        with pytest.raises(ValueError, match="margin must be a finite number >= 0"):
+            factory(margin=margin)

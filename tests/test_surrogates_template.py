@@ -412,3 +412,26 @@ def test_tiny_regrets_keep_their_relative_accuracy():
     assert PairwiseExponential().inner_regret(s, U) == pytest.approx(gap**2, rel=1e-5)
     # the naive difference value - infimum has lost every digit here
     assert PairwiseExponential().value(s, U) - PairwiseExponential().infimum(U) < 1e-16
+
+
+def test_the_ndcg_utility_is_normalized_by_the_metrics_ideal_dcg():
+    # one ideal DCG for ndcg_score and the "ndcg" utility: summed over the
+    # sorted gains, it does not depend on the order of a list's items (the
+    # surrogates' own copy summed in item order: a permutation of the items
+    # changed its last bits for about a third of such lists)
+    from treerank.metrics import ndcg_score
+    from treerank.surrogates._groups import check_groups
+    from treerank.surrogates._utility import compute_utility
+
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        n = int(rng.integers(2, 12))
+        y = rng.random(n) * rng.choice([1.0, 3.0, 7.0])
+        k = [None, 3][int(rng.integers(2))]
+        perm = rng.permutation(n)
+        groups = check_groups(None, n)
+        u = compute_utility("ndcg", y, groups, k=k)
+        u_perm = compute_utility("ndcg", y[perm], groups, k=k)
+        assert np.array_equal(u[perm], u_perm)
+        # the ideal ranking scores NDCG 1 under the metric as well
+        assert ndcg_score(y, y, k=k) == pytest.approx(1.0)

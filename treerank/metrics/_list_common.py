@@ -25,7 +25,6 @@ import numpy as np
 __all__ = ["SHARED_DOCS", "int_ratio", "shared_doc", "summarize_queries", "to_exact"]
 
 _FRACTION = np.frompyfunc(Fraction, 2, 1)
-_FRACTION1 = np.frompyfunc(Fraction, 1, 1)
 
 
 def int_ratio(numerator, denominator, exact):
@@ -47,18 +46,35 @@ def int_ratio(numerator, denominator, exact):
 
 
 def to_exact(values):
-    """Object array of :class:`fractions.Fraction` from integers or fractions.
+    """:class:`fractions.Fraction` of every number of ``values``, exactly.
+
+    Integers, booleans and fractions keep their value; a float becomes the
+    fraction of its exact binary value (``0.5`` is ``1/2``; ``0.1`` is not
+    ``1/10``), so arithmetic on the result is that of the given numbers.
+
+    Parameters
+    ----------
+    values : array-like of numbers
+        Integers, booleans, floats or fractions, of any shape.
+
+    Returns
+    -------
+    exact : ndarray of object or Fraction
+        An object array of fractions of the shape of ``values``; a single
+        :class:`fractions.Fraction` when ``values`` is a scalar.
 
     Examples
     --------
     >>> from treerank.metrics._list_common import to_exact
     >>> to_exact(np.array([0, 2]))
     array([Fraction(0, 1), Fraction(2, 1)], dtype=object)
+    >>> to_exact(0.75)
+    Fraction(3, 4)
     """
-    values = np.asarray(values)
-    if values.dtype.kind == "f":
-        raise TypeError("to_exact needs integers or fractions")  # pragma: no cover
-    return _FRACTION1(values.astype(object)).astype(object)
+    values = np.asarray(values, dtype=object)
+    exact = np.empty(values.shape, dtype=object)
+    exact.ravel()[:] = [Fraction(v) for v in values.ravel().tolist()]
+    return exact if values.shape else exact[()]
 
 
 def _is_fraction_array(values):

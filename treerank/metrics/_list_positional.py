@@ -19,7 +19,7 @@ then segment sums; O(n log m) for n rows and lists of at most m items.
 
 import numpy as np
 
-from treerank.metrics._grouping import segment_lexsort, segment_sum
+from treerank.metrics._grouping import segment_sum
 from treerank.metrics._list_common import int_ratio, shared_doc, summarize_queries
 from treerank.metrics._list_validation import check_list_inputs
 from treerank.metrics._positional import (
@@ -29,6 +29,7 @@ from treerank.metrics._positional import (
     eru_weight,
     gain_shift,
     gain_values,
+    ideal_dcg,
     precision_weight,
     recall_weight,
 )
@@ -214,14 +215,6 @@ def dcg_score(
     return _summarize_finite(values, inputs, "dcg_score", _DCG_ADVICE)
 
 
-def _ideal_dcg(gains, groups, k):
-    """DCG of every list sorted by decreasing gain."""
-    grouped = gains[groups.order]
-    perm = segment_lexsort((-grouped,), groups.starts, groups.sizes)
-    position = np.arange(grouped.shape[0]) - np.repeat(groups.starts, groups.sizes) + 1
-    return segment_sum(grouped[perm] * dcg_discount(position, k), groups.starts)
-
-
 @shared_doc
 def ndcg_score(
     y_true,
@@ -302,7 +295,7 @@ def ndcg_score(
     ranked = _rank(inputs, y)
     # both DCG and IDCG of a list are scaled by the same power of two
     dcg, gains, _ = _dcg_sums(y, inputs, ranked)
-    ideal = _ideal_dcg(gains, inputs.groups, inputs.options["k"])
+    ideal = ideal_dcg(gains, inputs.groups, inputs.options["k"])
     defined = ideal > 0
     return summarize_queries(_safe_divide(dcg, ideal, defined), inputs, defined)
 

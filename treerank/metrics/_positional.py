@@ -42,7 +42,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from treerank.metrics._grouping import group_qid
+from treerank.metrics._grouping import group_qid, segment_lexsort, segment_sum
 from treerank.metrics._list_common import int_ratio, to_exact
 from treerank.metrics._list_validation import check_list_inputs
 from treerank.metrics._ties import rank_lists, tie_averaged
@@ -51,11 +51,13 @@ from treerank.utils.validation import check_scores
 __all__ = [
     "PositionalMetric",
     "auc_weight",
+    "check_distribution",
     "check_finite_value",
     "dcg_discount",
     "eru_weight",
     "gain_shift",
     "gain_values",
+    "ideal_dcg",
     "precision_weight",
     "recall_weight",
 ]
@@ -87,6 +89,41 @@ def dcg_discount(position, k=None):
     table = np.zeros(int(position.max()) + 1)
     table[1 : top + 1] = 1.0 / np.log2(2.0 + np.arange(top))
     return table[position]  # a look-up: the same bits for every use
+
+
+def ideal_dcg(gains, groups, k=None):
+    """Ideal DCG@k of every list: the DCG@k of its gains sorted decreasingly.
+
+    The sum runs over the sorted gains, so the result does not depend on the
+    order of the items of a list (to the last bit) and is the normalizer of
+    :func:`treerank.metrics.ndcg_score`.
+
+    Parameters
+    ----------
+    gains : ndarray of shape (n_samples,)
+        Gain of every item (e.g. :func:`gain_values` of its grade).
+    groups : object
+        The lists, with the arrays ``order`` (the items list by list),
+        ``starts`` and ``sizes`` (of every list in ``order``), as
+        :class:`treerank.metrics._grouping.QueryGroups`.
+    k : int, default=None
+        Cut-off (``None``: the whole list).
+
+    Returns
+    -------
+    ideal : ndarray of shape (n_groups,)
+
+    Examples
+    --------
+    >>> from treerank.metrics._grouping import group_qid, segment_lexsort, segment_sum
+    >>> from treerank.metrics._positional import ideal_dcg
+    >>> ideal_dcg(np.array([0.0, 1.0, 3.0, 1.0]), group_qid([0, 0, 0, 1]))
+    array([3.63092975, 1.        ])
+    """
+    grouped = gains[groups.order]
+    perm = segment_lexsort((-grouped,), groups.starts, groups.sizes)
+    position = np.arange(grouped.shape[0]) - np.repeat(groups.starts, groups.sizes) + 1
+    return segment_sum(grouped[perm] * dcg_discount(position, k), groups.starts)
 
 
 def precision_weight(position, k, exact=False):
@@ -252,41 +289,97 @@ def _check_ranking(ranking, n_items):
     return arr
 
 
-def _check_distribution(distribution, n_items):
-    """Validate a list of (relevance_vector, probability) pairs."""
+def check_distribution(distribution):
+    """Validate a finite distribution of label vectors.
+
+    Parameters
+    ----------
+    distribution : iterable of (array-like, number) pairs
+        Label vectors (relevance vectors, preference matrices, targets) of one
+        shape, and their probabilities: real numbers, not booleans, finite,
+        ``>= 0``, summing to 1 -- exactly when they are all rational (e.g.
+        :class:`fractions.Fraction`), within ``1e-9`` otherwise.
+
+    Returns
+    -------
+    pairs : list of (ndarray, number)
+        The label vectors as arrays (object arrays keep fractions exact) and
+        the probabilities as given.
+
+    Raises
+    ------
+    ValueError
+        If ``distribution`` is not a non-empty list of pairs, a label vector
+        holds anything but numbers, the label vectors differ in shape, or the
+        probabilities are not a probability vector.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> from treerank.metrics._positional import check_distribution
+    >>> check_distribution([([1, 0], Fraction(1, 3)), ([0, 1], Fraction(2, 3))])
+    [(array([1, 0]), Fraction(1, 3)), (array([0, 1]), Fraction(2, 3))]
+    """
     try:
-        pairs = list(distribution)
+        entries = list(distribution)
     except TypeError:
         raise ValueError(
-            "distribution must be a list of (relevance_vector, probability) pairs."
+            "distribution must be a list of (label vector, probability) pairs."
         ) from None
-    if not pairs:
-        raise ValueError("distribution is empty: give at least one (y, p) pair.")
-    checked = []
-    for entry in pairs:
+    if not entries:
+        raise ValueError(
+            "distribution is empty: give at least one (label vector, probability) pair."
+        )
+    pairs = []
+    for entry in entries:
         if not isinstance(entry, (tuple, list)) or len(entry) != 2:
             raise ValueError(
-                "distribution must be a list of (relevance_vector, probability) "
-                f"pairs; got the entry {entry!r}."
+                "distribution must be a list of (label vector, probability) pairs; "
+                f"got the entry {entry!r}."
             )
         y, p = entry
-        if isinstance(p, bool) or not isinstance(p, numbers.Real) or not p >= 0:
-            raise ValueError(f"probabilities must be non-negative numbers; got {p!r}.")
-        if not math.isfinite(p):
-            raise ValueError(f"probabilities must be finite; got {p!r}.")
-        if np.asarray(y, dtype=object).shape != (n_items,):
+        if (
+            isinstance(p, bool)
+            or not isinstance(p, numbers.Real)
+            or not math.isfinite(p)
+            or not p >= 0
+        ):
             raise ValueError(
-                f"every relevance vector must have {n_items} entries; got "
-                f"{np.asarray(y, dtype=object).shape}."
+                f"probabilities must be non-negative finite numbers (>= 0); got {p!r}."
             )
-        checked.append((y, p))
-    total = sum(p for _, p in checked)
-    if all(isinstance(p, numbers.Rational) for _, p in checked):
+        try:
+            y = np.asarray(y)
+        except ValueError:
+            raise ValueError(f"label vectors must be arrays; got {y!r}.") from None
+        if y.dtype == object:
+            if not all(isinstance(v, numbers.Real) for v in y.ravel().tolist()):
+                raise ValueError("label vectors must hold numbers.")
+        elif y.dtype.kind not in "biuf":
+            raise ValueError(f"label vectors must hold numbers; got dtype {y.dtype}.")
+        pairs.append((y, p))
+    shapes = {y.shape for y, _ in pairs}
+    if len(shapes) != 1:
+        raise ValueError(f"the label vectors have different shapes: {sorted(shapes)}.")
+    total = sum(p for _, p in pairs)
+    if all(isinstance(p, numbers.Rational) for _, p in pairs):
         if total != 1:
-            raise ValueError(f"probabilities must sum to 1; they sum to {total}.")
+            raise ValueError(f"the probabilities must sum to 1; they sum to {total}.")
     elif abs(float(total) - 1.0) > 1e-9:
-        raise ValueError(f"probabilities must sum to 1; they sum to {float(total)!r}.")
-    return checked
+        raise ValueError(
+            f"the probabilities must sum to 1; they sum to {float(total)!r}."
+        )
+    return pairs
+
+
+def _check_relevance_distribution(distribution, n_items):
+    """:func:`check_distribution` of relevance vectors of ``n_items`` entries."""
+    pairs = check_distribution(distribution)
+    shape = pairs[0][0].shape
+    if shape != (n_items,):
+        raise ValueError(
+            f"every relevance vector must have {n_items} entries; got shape {shape}."
+        )
+    return pairs
 
 
 def _result(value):
@@ -576,7 +669,7 @@ class PositionalMetric:
         >>> PositionalMetric.precision_at_k(2, 1).expected_utility(dist)
         array([Fraction(1, 1), Fraction(2, 3)], dtype=object)
         """
-        pairs = _check_distribution(distribution, self.n_items)
+        pairs = _check_relevance_distribution(distribution, self.n_items)
         total = None
         for y, p in pairs:
             term = self.utility(y) * p
@@ -608,7 +701,7 @@ class PositionalMetric:
         >>> PositionalMetric.precision_at_k(2, 1).expected_value(dist, [1, 0])
         Fraction(2, 3)
         """
-        pairs = _check_distribution(distribution, self.n_items)
+        pairs = _check_relevance_distribution(distribution, self.n_items)
         ranking = _check_ranking(ranking, self.n_items)
         return _result(sum((self.value(y, ranking) * p for y, p in pairs), Fraction(0)))
 

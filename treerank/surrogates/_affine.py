@@ -28,6 +28,7 @@ from fractions import Fraction
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from treerank.metrics._list_common import to_exact
 from treerank.surrogates._decoders import (
     all_rankings,
     check_brute_force,
@@ -45,15 +46,6 @@ def check_n_items(n_items, name="n_items", minimum=1):
         or n_items < minimum
     ):
         raise ValueError(f"{name} must be an integer >= {minimum}; got {n_items!r}.")
-
-
-def to_exact(values):
-    """Object array of ``Fraction`` from integers, floats or Fractions."""
-    arr = np.asarray(values, dtype=object)
-    flat = [Fraction(x) for x in arr.ravel()]
-    out = np.empty(arr.shape, dtype=object)
-    out.ravel()[:] = flat
-    return out if arr.shape else flat[0]
 
 
 class AffineDecomposition(BaseEstimator):

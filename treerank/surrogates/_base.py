@@ -15,12 +15,14 @@ gradient with respect to every score, with the shape of ``scores``.
 # Authors: The treerank developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import math
+
 import numpy as np
 from sklearn.base import BaseEstimator
 
 from treerank.surrogates._groups import Groups, check_groups
 
-__all__ = ["SurrogateLoss"]
+__all__ = ["SurrogateLoss", "check_margin", "prepare_lists"]
 
 
 def _as_float_array(values, input_name):
@@ -31,6 +33,28 @@ def _as_float_array(values, input_name):
     if not np.all(np.isfinite(values)):
         raise ValueError(f"{input_name} contains NaN or infinity.")
     return values
+
+
+def check_margin(margin):
+    """Validate the margin of a pairwise or listwise surrogate.
+
+    Parameters
+    ----------
+    margin : float
+        A finite number ``>= 0`` (not a boolean).
+
+    Raises
+    ------
+    ValueError
+        If ``margin`` is anything else.
+    """
+    if (
+        isinstance(margin, bool)
+        or not isinstance(margin, (int, float, np.integer, np.floating))
+        or not math.isfinite(margin)
+        or margin < 0
+    ):
+        raise ValueError(f"margin must be a finite number >= 0; got {margin!r}.")
 
 
 def prepare_lists(scores, target, qid, *, target_name="target"):

@@ -24,6 +24,7 @@ import networkx as nx
 import numpy as np
 from scipy.optimize import minimize
 
+from treerank.metrics._positional import check_distribution
 from treerank.surrogates._base import prepare_lists
 from treerank.surrogates._decoders import all_rankings, check_brute_force
 
@@ -52,45 +53,6 @@ __all__ = [
 
 def _is_exact(value):
     return isinstance(value, numbers.Rational) and not isinstance(value, bool)
-
-
-def _check_distribution(distribution):
-    """Return ``[(y, p)]`` with ``y`` arrays (object arrays when exact)."""
-    try:
-        items = list(distribution)
-    except TypeError:
-        raise ValueError(
-            "distribution must be a list of (label vector, probability) pairs."
-        ) from None
-    if not items:
-        raise ValueError("distribution is empty.")
-    pairs = []
-    for item in items:
-        if not isinstance(item, (tuple, list)) or len(item) != 2:
-            raise ValueError(
-                "distribution must be a list of (label vector, probability) pairs; "
-                f"got the element {item!r}."
-            )
-        y, p = item
-        if not isinstance(p, numbers.Real) or isinstance(p, bool):
-            raise ValueError(f"probabilities must be numbers; got {p!r}.")
-        if p < 0 or (isinstance(p, float) and not math.isfinite(p)):
-            raise ValueError(f"probabilities must be finite and >= 0; got {p!r}.")
-        y = np.asarray(y)
-        if y.dtype == object:
-            if not all(isinstance(v, numbers.Real) for v in y.ravel().tolist()):
-                raise ValueError("label vectors must hold numbers.")
-        elif y.dtype.kind not in "biuf":
-            raise ValueError(f"label vectors must hold numbers; got dtype {y.dtype}.")
-        pairs.append((y, p))
-    shapes = {y.shape for y, _ in pairs}
-    if len(shapes) != 1:
-        raise ValueError(f"the label vectors have different shapes: {sorted(shapes)}.")
-    total = sum(p for _, p in pairs)
-    exact = all(_is_exact(p) for _, p in pairs)
-    if (exact and total != 1) or (not exact and abs(float(total) - 1.0) > 1e-9):
-        raise ValueError(f"the probabilities must sum to 1; got {total!r}.")
-    return pairs
 
 
 def _metric_function(metric):
@@ -148,7 +110,7 @@ def expected_metric(metric, distribution, ranking):
     >>> expected_metric(PositionalMetric.precision_at_k(2, 1), dist, [1, 0])
     Fraction(2, 3)
     """
-    pairs = _check_distribution(distribution)
+    pairs = check_distribution(distribution)
     func = _metric_function(metric)
     ranking = tuple(int(i) for i in np.asarray(ranking).tolist())
     return sum((p * func(y, ranking) for y, p in pairs), start=Fraction(0))
@@ -207,7 +169,7 @@ def bayes_optimal_rankings(metric, distribution, *, atol=None):
     >>> value, best[:2]
     (Fraction(1, 2), [(0, 1, 2), (0, 2, 1)])
     """
-    pairs = _check_distribution(distribution)
+    pairs = check_distribution(distribution)
     n = _n_items(pairs)
     check_brute_force(n, "bayes_optimal_rankings")
     rankings = np.array(all_rankings(n))
@@ -281,7 +243,7 @@ def expected_metric_of_scores(metric, distribution, scores, *, tie_tol=0.0):
     >>> expected_metric_of_scores(first_relevant, dist, [0.0, 0.0])
     Fraction(1, 2)
     """
-    pairs = _check_distribution(distribution)
+    pairs = check_distribution(distribution)
     scores = np.asarray(scores, dtype=np.float64)
     if scores.shape != (_n_items(pairs),) or np.any(np.isnan(scores)):
         raise ValueError(
@@ -407,7 +369,7 @@ def minimize_inner_risk(loss, distribution, *, method="auto"):
         raise ValueError(
             f"method must be 'auto', 'closed_form' or 'numerical'; got {method!r}."
         )
-    pairs = _check_distribution(distribution)
+    pairs = check_distribution(distribution)
     U = None
     if method != "numerical" and hasattr(loss, "argmin"):
         U = _expected_loss_target(loss, pairs)
@@ -448,7 +410,7 @@ def calibration_gap(loss, metric, distribution, *, decoder=None, tie_tol=1e-8):
     >>> calibration_gap(loss, PositionalMetric.dcg(3), dist)
     0.0
     """
-    pairs = _check_distribution(distribution)
+    pairs = check_distribution(distribution)
     s_star = minimize_inner_risk(loss, pairs)
     best, _ = bayes_optimal_rankings(metric, pairs)
     if decoder is None:
@@ -592,7 +554,7 @@ def expected_map_target(distribution):
     >>> expected_map_target([([1, 1, 0], F(1, 2)), ([1, 0, 0], F(1, 2))])[0, 0]
     Fraction(3, 4)
     """
-    pairs = _check_distribution(distribution)
+    pairs = check_distribution(distribution)
     exact = _exact_labels(pairs)
     n = _n_items(pairs)
     total = np.full((n, n), Fraction(0), dtype=object) if exact else np.zeros((n, n))
@@ -661,7 +623,7 @@ def expected_preferences(distribution):
     array([[Fraction(0, 1), Fraction(1, 3)],
            [Fraction(2, 3), Fraction(0, 1)]], dtype=object)
     """
-    pairs = _check_distribution(distribution)
+    pairs = check_distribution(distribution)
     exact = _exact_labels(pairs)
     total = None
     for y, p in pairs:
@@ -729,7 +691,7 @@ def in_p_f(distribution, f):
     >>> in_p_f([(np.array([[0, 1], [0, 0]]), F(1))], net)
     True
     """
-    pairs = _check_distribution(distribution)
+    pairs = check_distribution(distribution)
     expected = expected_preferences(pairs)
     exact = _exact_labels(pairs)
     ef = sum(

@@ -13,13 +13,11 @@ order-preserving alternative is :class:`~treerank.surrogates.PairwiseLogistic`
 # Authors: The treerank developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-import math
-
 import numpy as np
 from scipy.special import expit
 
-from treerank.surrogates._base import SurrogateLoss
-from treerank.surrogates._template import _check_distribution
+from treerank.surrogates._base import SurrogateLoss, check_margin
+from treerank.surrogates._template import _distribution_arrays
 
 __all__ = ["PairwiseComparisonLoss", "PairwiseHingeSurrogate"]
 
@@ -79,13 +77,7 @@ class PairwiseComparisonLoss(SurrogateLoss):
     def __init__(self, phi="logistic", margin=1.0):
         if phi not in _PHIS:
             raise ValueError(f"phi must be one of {_PHIS}; got {phi!r}.")
-        if (
-            isinstance(margin, bool)
-            or not isinstance(margin, (int, float, np.integer, np.floating))
-            or not math.isfinite(margin)
-            or margin < 0
-        ):
-            raise ValueError(f"margin must be a finite number >= 0; got {margin!r}.")
+        check_margin(margin)
         self.phi = phi
         self.margin = margin
 
@@ -140,7 +132,7 @@ class PairwiseComparisonLoss(SurrogateLoss):
         -------
         a : ndarray of shape (n_items, n_items)
         """
-        labels, p = _check_distribution(distribution)
+        labels, p = _distribution_arrays(distribution)
         greater = labels[:, :, None] > labels[:, None, :]
         return np.einsum("k,kij->ij", p, greater.astype(np.float64))
 

@@ -37,11 +37,11 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.utils.validation import check_is_fitted
 
+from treerank.metrics._list_common import to_exact
 from treerank.surrogates._affine import (
     AffineDecomposition,
     RankingDecomposition,
     check_n_items,
-    to_exact,
 )
 from treerank.surrogates._decoders import check_brute_force
 from treerank.utils._sklearn_compat import validate_data

@@ -20,12 +20,10 @@ every list because later lists have larger keys) and ``np.bincount``.
 # Authors: The treerank developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-import math
-
 import numpy as np
 from scipy.special import expit
 
-from treerank.surrogates._base import SurrogateLoss, prepare_lists
+from treerank.surrogates._base import SurrogateLoss, check_margin, prepare_lists
 from treerank.surrogates._groups import Groups, check_groups, segmented_scan
 from treerank.surrogates._utility import gain as _gain
 from treerank.surrogates._utility import log2_discount
@@ -509,13 +507,7 @@ class SLAMSurrogate(SurrogateLoss):
                     "weights given as an array must hold finite non-negative numbers."
                 )
         _check_k(k, weights if isinstance(weights, str) else None)
-        if (
-            isinstance(margin, bool)
-            or not isinstance(margin, (int, float, np.integer, np.floating))
-            or not math.isfinite(margin)
-            or margin < 0
-        ):
-            raise ValueError(f"margin must be a finite number >= 0; got {margin!r}.")
+        check_margin(margin)
         if gain not in ("exp2", "linear"):
             raise ValueError(f"gain must be 'exp2' or 'linear'; got {gain!r}.")
         self.weights = weights

@@ -32,6 +32,7 @@ import math
 import numpy as np
 from scipy.special import entr, expit, xlogy
 
+from treerank.metrics._positional import check_distribution
 from treerank.surrogates._base import SurrogateLoss
 from treerank.surrogates._groups import check_groups
 from treerank.surrogates._utility import UTILITIES, compute_utility
@@ -74,38 +75,22 @@ def _as_utility_vector(U, name="U"):
     return U
 
 
-def _check_distribution(distribution):
-    """Validate ``[(target, probability), ...]``; return arrays and probabilities."""
-    try:
-        items = list(distribution)
-    except TypeError:
-        raise ValueError(
-            "distribution must be a list of (target vector, probability) pairs."
-        ) from None
-    if not items:
-        raise ValueError("distribution is empty.")
-    targets, probas = [], []
-    for item in items:
-        if not isinstance(item, (tuple, list)) or len(item) != 2:
-            raise ValueError(
-                "distribution must be a list of (target vector, probability) pairs; "
-                f"got the element {item!r}."
-            )
-        targets.append(np.asarray(item[0], dtype=np.float64))
-        probas.append(item[1])
-    shapes = {t.shape for t in targets}
-    if len(shapes) != 1:
-        raise ValueError(
-            f"the targets of the distribution have different shapes: {sorted(shapes)}."
-        )
-    p = np.asarray([float(q) for q in probas])
-    if np.any(p < 0) or not np.all(np.isfinite(p)):
-        raise ValueError("the probabilities of the distribution must be >= 0.")
-    if abs(p.sum() - 1.0) > 1e-9:
-        raise ValueError(
-            f"the probabilities of the distribution must sum to 1; got {p.sum()!r}."
-        )
-    return np.stack(targets), p
+def _distribution_arrays(distribution):
+    """The targets and probabilities of a distribution, as float arrays.
+
+    Parameters
+    ----------
+    distribution : list of (array-like, number) pairs
+        Validated by :func:`treerank.metrics._positional.check_distribution`.
+
+    Returns
+    -------
+    targets : ndarray of shape (n_outcomes, *target_shape)
+    p : ndarray of shape (n_outcomes,)
+    """
+    pairs = check_distribution(distribution)
+    targets = np.stack([np.asarray(y, dtype=np.float64) for y, _ in pairs])
+    return targets, np.array([float(p) for _, p in pairs])
 
 
 def _x_minus_log1p(x):
@@ -271,7 +256,7 @@ class TemplateLoss(SurrogateLoss):
         -------
         risk : float
         """
-        targets, p = _check_distribution(distribution)
+        targets, p = _distribution_arrays(distribution)
         s = _as_utility_vector(scores, "scores")
         values = self.value(
             np.tile(s, (targets.shape[0], 1)), targets, return_per_query=True
@@ -280,7 +265,7 @@ class TemplateLoss(SurrogateLoss):
 
     def expected_target(self, distribution):
         """Expected target ``U = sum_y p(y) v_y`` of a distribution of targets."""
-        targets, p = _check_distribution(distribution)
+        targets, p = _distribution_arrays(distribution)
         return p @ targets
 
     def regret_constant(self, U=None):
@@ -1063,7 +1048,7 @@ class InstantiatedLoss(SurrogateLoss):
 
     def expected_utility(self, distribution):
         """Expected utility ``U = sum_y p(y) u(y)`` of a label distribution."""
-        labels, p = _check_distribution(distribution)
+        labels, p = _distribution_arrays(distribution)
         return p @ self.utilities(labels)
 
     def _check_target(self, t, groups):
@@ -1095,7 +1080,7 @@ class InstantiatedLoss(SurrogateLoss):
 
     def inner_risk(self, scores, distribution):
         """Exact inner risk ``sum_y p(y) l(s, u(y))`` of one list."""
-        labels, p = _check_distribution(distribution)
+        labels, p = _distribution_arrays(distribution)
         s = _as_utility_vector(scores, "scores")
         values = self.value(
             np.tile(s, (labels.shape[0], 1)), labels, return_per_query=True

@@ -11,6 +11,8 @@ without a loop over lists.
 
 import numpy as np
 
+from treerank.metrics._positional import gain_values, ideal_dcg
+
 __all__ = ["UTILITIES", "compute_utility", "gain", "log2_discount"]
 
 UTILITIES = ("identity", "dcg", "ndcg", "precision", "recall", "auc")
@@ -18,28 +20,14 @@ UTILITIES = ("identity", "dcg", "ndcg", "precision", "recall", "auc")
 
 def gain(y, kind="exp2"):
     """Gain of relevance grades: ``2^y - 1`` (``"exp2"``) or ``y`` (``"linear"``)."""
-    if kind == "exp2":
-        return np.exp2(y) - 1.0
-    if kind == "linear":
-        return np.asarray(y, dtype=np.float64)
-    raise ValueError(f"gain must be 'exp2' or 'linear'; got {kind!r}.")
+    if kind not in ("exp2", "linear"):
+        raise ValueError(f"gain must be 'exp2' or 'linear'; got {kind!r}.")
+    return gain_values(y, kind)
 
 
 def log2_discount(positions):
     """Discount ``1 / log2(1 + k)`` of 1-based positions ``k``."""
     return 1.0 / np.log2(1.0 + np.asarray(positions, dtype=np.float64))
-
-
-def _ideal_dcg(g, groups, k=None):
-    """Per-item ideal DCG@k of its list (gains ``g`` sorted decreasingly)."""
-    order = groups.lexsort(-g)
-    pos = groups.positions(order)
-    disc = log2_discount(pos)
-    if k is not None:
-        disc = np.where(pos <= k, disc, 0.0)
-    contrib = np.empty_like(g)
-    contrib[order] = g[order] * disc
-    return groups.sum(contrib)[groups.index]
 
 
 def _check_binary(y, utility):
@@ -81,7 +69,7 @@ def compute_utility(utility, y, groups, *, k=None, gain_kind="exp2"):
             g = gain(y, gain_kind)
             if utility == "dcg":
                 return g
-            norm = _ideal_dcg(g, groups, k)
+            norm = ideal_dcg(g, groups, k)[groups.index]
             return np.divide(g, norm, out=np.zeros_like(g), where=norm > 0)
         if utility in ("precision", "recall", "auc"):
             _check_binary(y, utility)
