@@ -16,14 +16,16 @@ import copy
 import numpy as np
 from sklearn.base import clone
 
+from treerank.engine._grow import MIN_GAIN
 from treerank.tree._leafrank import leafrank_fit, leafrank_goes_left
 from treerank.tree._structure import RankingTreeStructure
 
 __all__ = ["grow_ranking_tree", "structure_from_grown"]
 
 _MAX_SEED = np.iinfo(np.int32).max
-# A split must improve local TPR - FPR by more than rounding noise.
-_MIN_GAIN = 1e-12
+# A split must improve local TPR - FPR by more than rounding noise: the
+# engine's threshold, one definition for both growths
+_MIN_GAIN = MIN_GAIN
 
 
 def grow_ranking_tree(
