@@ -524,13 +524,19 @@ def test_auto_min_samples_split_resolves_on_the_whole_training_set():
     # the same integer for all of them, that of the whole training set
     from treerank.tree._classes import resolve_min_samples_split
 
-    X, y = NestedSquares().sample(5000, random_state=3)
+    # two folds: the fold trees see 1,500 of the 3,000 rows
+    X, y = NestedSquares().sample(3000, random_state=3)
     resolved = resolve_min_samples_split("auto", X.shape[0])
-    assert resolved == 20  # 16 on a fold of 4,000 rows
+    assert resolved == 12  # 10 on a fold of 1,500 rows
+    assert resolve_min_samples_split("auto", 1500) == 10
     leafrank = LeafRank(max_depth=3, min_samples_leaf=2)
-    auto = TreeRank(pruning="cv", leafrank=leafrank, random_state=0).fit(X, y)
+    auto = TreeRank(pruning="cv", cv=2, leafrank=leafrank, random_state=0).fit(X, y)
     fixed = TreeRank(
-        pruning="cv", leafrank=leafrank, min_samples_split=resolved, random_state=0
+        pruning="cv",
+        cv=2,
+        leafrank=leafrank,
+        min_samples_split=resolved,
+        random_state=0,
     )
     fixed.fit(X, y)
     assert auto.ccp_alpha_ == fixed.ccp_alpha_
