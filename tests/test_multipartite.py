@@ -395,35 +395,12 @@ def test_graded_forest_through_the_bridge():
     assert result.means["ndcg@10"] > 0.6
 
 
-@pytest.mark.slow
-def test_default_forest_beats_one_vs_rest_and_the_cycled_thresholds():
-    # paired over 30 training sets: the stacked forest against one forest per
-    # grade scored by the expected grade (three times the trees), +0.00042 VUS
-    # (standard error 0.00032), and against the trees cycled over the
-    # thresholds, +0.00062 (0.00027); eight sets gave -0.00015 and +0.00053:
-    # the first difference is within the noise of so few sets
-    design = OrdinalNestedSquares()
-    X_test, y_test = design.sample(10_000, random_state=10_000)
-    differences = []
-    for seed in range(30):
-        X, y = design.sample(2000, random_state=seed)
-        default = RankingForest(random_state=seed).fit(X, y)
-        cycled = RankingForest(random_state=seed, multipartite="thresholds")
-        cycled.fit(X, y)
-        per_grade = [
-            RankingForest(random_state=seed).fit(X, (y == k).astype(int))
-            for k in range(3)
-        ]
-        proba = np.column_stack([f.predict_proba(X_test)[:, 1] for f in per_grade])
-        expected = proba @ np.arange(3) / proba.sum(axis=1)
-        vus = default.score(X_test, y_test)
-        differences.append(
-            [
-                vus - volume_under_surface(y_test, expected),
-                vus - cycled.score(X_test, y_test),
-            ]
-        )
-    assert np.all(np.mean(differences, axis=0) > 0)
+# The comparison of the default graded forest with one forest per grade and
+# with trees cycled over the thresholds is a benchmark, not a test: over 30
+# training sets its differences are about one standard error (+0.00042 VUS,
+# SE 0.00032), so no assertion on them is safe, and it took ten minutes of the
+# slow suite. It is measured by benchmarks/bench_multipartite.py
+# (benchmarks/results/multipartite.md).
 
 
 @pytest.mark.parametrize("mode", ["stacked", "thresholds"])

@@ -539,6 +539,9 @@ def test_auto_min_samples_split_resolves_on_the_whole_training_set():
         random_state=0,
     )
     fixed.fit(X, y)
+    # the fold trees' test AUCs of every candidate, then the chosen tree
+    for key in ("candidates", "mean_test_auc", "n_leaves"):
+        np.testing.assert_array_equal(auto.cv_results_[key], fixed.cv_results_[key])
     assert auto.ccp_alpha_ == fixed.ccp_alpha_
     np.testing.assert_array_equal(auto.decision_function(X), fixed.decision_function(X))
     np.testing.assert_array_equal(auto.predict_proba(X), fixed.predict_proba(X))
