@@ -20,7 +20,7 @@ process for them.
 
 import time
 
-__all__ = ["PRECOMPILE_PARTS", "precompile"]
+__all__ = ["PRECOMPILE_PARTS", "check_can_precompile", "precompile"]
 
 # the parts, in the order they are compiled: the growth's (a small tree and
 # forest), then those of the background compilation
@@ -53,6 +53,32 @@ def _check_parts(parts):
 def _kernel_name(kernel):
     function = kernel.py_func
     return f"{function.__module__}.{function.__qualname__}"
+
+
+def check_can_precompile():
+    """Raise a RuntimeError saying why kernels compiled here would not be reused.
+
+    When numba's JIT is disabled (``NUMBA_DISABLE_JIT``), or numba has no
+    writable cache folder (once the kernels' modules are imported).
+    """
+    from numba.core import config
+
+    from treerank._compilation._background import _part_kernels
+    from treerank._compilation._cache import caching_disabled
+    from treerank.engine import _binning  # noqa: F401 (declares the growth's)
+
+    if config.DISABLE_JIT:
+        raise RuntimeError(
+            "numba's JIT is disabled (NUMBA_DISABLE_JIT): there is nothing to compile."
+        )
+    for part in PRECOMPILE_PARTS[1:]:  # import (declare) every part's kernels
+        _part_kernels(part)
+    if caching_disabled():
+        raise RuntimeError(
+            "numba cannot cache treerank's kernels (no writable cache folder): "
+            "kernels compiled now would be compiled again by every process. Set "
+            "the environment variable NUMBA_CACHE_DIR to a writable folder."
+        )
 
 
 def precompile(parts=None):
@@ -112,27 +138,14 @@ def precompile(parts=None):
         $ treerank precompile
     """
     parts = _check_parts(parts)
-    from numba.core import config, event
+    check_can_precompile()
+    from numba.core import event
 
-    from treerank._compilation._background import _part_kernels
-    from treerank._compilation._cache import caching_disabled, declared_kernels
+    from treerank._compilation._cache import declared_kernels
     from treerank._compilation._markers import marker_directory, record_compiled
     from treerank._compilation._warmup import STEPS, warm_growth_kernels
     from treerank._config import config_context
-    from treerank.engine import _binning  # noqa: F401 (declares the growth's)
 
-    if config.DISABLE_JIT:
-        raise RuntimeError(
-            "numba's JIT is disabled (NUMBA_DISABLE_JIT): there is nothing to compile."
-        )
-    for part in PRECOMPILE_PARTS[1:]:  # import (declare) every part's kernels
-        _part_kernels(part)
-    if caching_disabled():
-        raise RuntimeError(
-            "numba cannot cache treerank's kernels (no writable cache folder): "
-            "kernels compiled now would be compiled again by every process. Set "
-            "the environment variable NUMBA_CACHE_DIR to a writable folder."
-        )
     steps = dict(STEPS, growth=(lambda checkpoint=None: warm_growth_kernels(),))
     report = {}
     for part in parts:

@@ -45,9 +45,14 @@ def _plural(count, word):
 
 def run_precompile(args, stream=None):
     """Compile the parts of ``args.parts`` one at a time, printing each; 0."""
-    from treerank._precompile import precompile
+    from treerank._precompile import check_can_precompile, precompile
 
     stream = sys.stdout if stream is None else stream
+    try:
+        check_can_precompile()
+    except RuntimeError as error:
+        print(f"treerank precompile: error: {error}", file=sys.stderr)
+        return 1
     where = os.environ.get("NUMBA_CACHE_DIR")
     print(
         "compiling treerank's kernels into numba's cache "
