@@ -16,8 +16,9 @@ compiles the same specializations:
 - ``cell-sort``: the sort of the cells of forests of more than 4,096 cells
   (:func:`warm_cell_sort_kernel`), which a fit on 2,000 rows does not use.
 
-After each step it writes the markers of the kernels it compiled (or loaded
-from the cache) in the directory of its lock
+After each step, and before each compilation (when numba has stored the
+kernels compiled before it in its cache), it writes the markers of the kernels
+it compiled (or loaded from the cache) in the directory of its lock
 (:func:`~treerank._compilation._markers.record_compiled`), which a fit waiting
 for one of them watches. ``treerank precompile`` runs the same steps in its own
 process (:mod:`treerank._precompile`), after a growth step
@@ -280,18 +281,40 @@ STEPS = {
 def _main(argv):
     directory = Path(argv[1]) if len(argv) > 1 else None
     lock = directory / LOCK_NAME if directory is not None else None
+    recorded = set()  # the ids of the kernels marked
 
     def checkpoint():
         # the markers of what is now compiled, and so cached
-        if directory is not None and not caching_disabled():
-            record_compiled(directory, declared_kernels())
+        if directory is None or caching_disabled():
+            return
+        kernels = [k for k in declared_kernels() if id(k) not in recorded]
+        kernels = [k for k in kernels if k.signatures]
+        try:
+            record_compiled(directory, kernels)
+        except OSError:  # the fit then waits until this process ends
+            return
+        recorded.update(id(k) for k in kernels)
+
+    from numba.core import event
+
+    class MarkBeforeEachCompilation(event.Listener):
+        # numba stores a kernel in its cache after its compilation event ends,
+        # before the next compilation starts: when one starts, every kernel
+        # compiled so far is cached, and marked now, so that a waiting fit
+        # goes on without waiting for the end of the step
+        def on_start(self, ev):
+            checkpoint()
+
+        def on_end(self, ev):
+            pass
 
     try:
-        # in the order asked (the order a fit needs them)
-        for part in argv[2:] or PARTS:
-            for step in STEPS[part]:
-                step(checkpoint=checkpoint)
-                checkpoint()
+        with event.install_listener("numba:compile", MarkBeforeEachCompilation()):
+            # in the order asked (the order a fit needs them)
+            for part in argv[2:] or PARTS:
+                for step in STEPS[part]:
+                    step(checkpoint=checkpoint)
+                    checkpoint()
     finally:
         if lock is not None:
             lock.unlink(missing_ok=True)
