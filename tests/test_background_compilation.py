@@ -25,6 +25,8 @@ from treerank._compilation._background import (
 )
 from treerank._compilation._markers import marker_directory, marker_path
 from treerank._compilation._warmup import (
+    _main,
+    warm_cell_sort_kernel,
     warm_median_kernels,
     warm_routing_kernels,
 )
@@ -407,8 +409,6 @@ def test_a_process_that_does_not_progress_is_waited_for_once(compiling, monkeypa
 
 def test_the_warm_up_marks_its_kernels_and_releases_its_lock(tmp_path):
     # run in this process on the parts asked (compiled already, or loaded)
-    from treerank._compilation._warmup import _main
-
     (tmp_path / LOCK_NAME).write_text("1\n")
     _main(["_warmup", str(tmp_path), "routing"])
     assert not (tmp_path / LOCK_NAME).exists()
@@ -417,16 +417,12 @@ def test_the_warm_up_marks_its_kernels_and_releases_its_lock(tmp_path):
 
 
 def test_the_cell_sort_part_is_last_and_a_first_fit_does_not_need_it():
-    # the default median warm-up (a first fit's size: 2,000 rows, 100 trees)
-    # has few enough cells for numpy's sort; the cell-sort part's forest not
-    from treerank.aggregation._cell_index import _NUMPY_SORT_MAX_ROWS
-    from treerank.aggregation._subpartition import distinct_leaf_rows
-
+    # numpy sorts the cells of a forest of at most 4,096 cells (the engine
+    # guide), such as the default median warm-up's (a first fit's size: 2,000
+    # rows, 100 trees); the cell-sort part's forest has more
     assert PARTS[-1] == "cell-sort"
-    assert warm_median_kernels().n_cells_ <= _NUMPY_SORT_MAX_ROWS
-    rng = np.random.default_rng(0)
-    leaf_ranks = rng.integers(0, 40, size=(5000, 100)).astype(np.int32)
-    assert distinct_leaf_rows(leaf_ranks)[2].shape[0] > _NUMPY_SORT_MAX_ROWS
+    assert warm_median_kernels().n_cells_ <= 4096
+    assert warm_cell_sort_kernel() > 4096
 
 
 def test_a_fit_waits_only_for_the_kernels_it_calls(monkeypatch):

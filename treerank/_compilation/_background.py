@@ -155,8 +155,9 @@ def unavailable_reason(
     Each argument defaults to this process's own value, so that every case can
     be checked without faking it.
 
-    - Windows (``os.name == "nt"``): the process's checks (``/proc``, signals)
-      are those of POSIX;
+    - Windows (``os.name == "nt"``): the checks of the process are those of
+      POSIX (``/proc``, ``os.kill(pid, 0)``, which on Windows would terminate
+      it) and its detached start a POSIX session;
     - ``sys.executable`` is empty, missing, or not a Python interpreter by its
       name (``uwsgi``, ``httpd`` with mod_wsgi, an application that embeds
       Python): it would not run a Python command line;
