@@ -4,7 +4,8 @@ numba caches every kernel (``cache=True``) but says, in its public interface,
 neither whether a kernel is in its cache nor where the cache is. The process
 that compiles kernels ahead of a first fit
 (:mod:`treerank._compilation._warmup`) and ``treerank precompile`` therefore
-record what they compiled themselves: after each step, one empty *marker* file
+record what they compiled themselves: after each step (and, in the process,
+before each compilation), one empty *marker* file
 per kernel compiled (or loaded from the cache), named by the kernel's module
 and name, in a folder named by a key of
 
@@ -29,7 +30,8 @@ treerank`` on macOS, ``%LOCALAPPDATA%\\treerank`` on Windows) if writable;
 else none, and nothing is recorded (nor started).
 
 This module imports nothing of treerank (the waiting kernels import it through
-:mod:`treerank._compilation._helper`), and numba only when asked for a key.
+:mod:`treerank._compilation._helper`), and numba only when asked for the
+folder or the key.
 """
 
 # Authors: The treerank developers

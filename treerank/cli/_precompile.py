@@ -24,7 +24,7 @@ def add_precompile_arguments(parser):
         "--parts",
         nargs="+",
         choices=PRECOMPILE_PARTS,
-        default=list(PRECOMPILE_PARTS),
+        default=None,
         metavar="PART",
         help="the kernels to compile: 'growth' (binning, split search, growth "
         "of trees and forests), 'routing' (routing, leaf tables), 'median' and "
@@ -63,7 +63,7 @@ def run_precompile(args, stream=None):
     n_compiled = n_cached = 0
     seconds = 0.0
     width = max(len(part) for part in PRECOMPILE_PARTS)
-    for part in args.parts:
+    for part in args.parts or PRECOMPILE_PARTS:
         done = precompile(parts=[part])[part]
         n_compiled += len(done["compiled"])
         n_cached += len(done["cached"])
