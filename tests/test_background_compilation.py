@@ -337,8 +337,8 @@ def test_the_process_compiles_what_a_first_fit_needs(tmp_path):
     )
     compiled = json.loads(result.stdout.splitlines()[-1])
     # the growth's kernels are left to the fit; the routing's are not
-    assert any(name.startswith("treerank.engine._tree_growth") for name in compiled)
-    ahead = ("treerank.aggregation", "treerank.engine._routing")
+    assert any(name.startswith("treerank._engine._tree_growth") for name in compiled)
+    ahead = ("treerank.aggregation", "treerank._engine._routing")
     assert [n for n in compiled if n.startswith(ahead)] == []
 
 

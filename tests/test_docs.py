@@ -29,7 +29,7 @@ API_PAGES = {
     "treerank.calibration": "calibration.rst",
     "treerank.bridge": "bridge.rst",
     "treerank.datasets": "datasets.rst",
-    "treerank.engine": "engine.rst",
+    "treerank._engine": "engine.rst",
     "treerank.ensemble": "ensemble.rst",
     "treerank.exceptions": "exceptions.rst",
     "treerank.export": "export.rst",

@@ -301,7 +301,7 @@ FOUNDATIONS = (
     "treerank._lazy",
     "treerank._compilation",
     "treerank.aggregation",
-    "treerank.engine",
+    "treerank._engine",
     "treerank.exceptions",
     "treerank.metrics",
     "treerank.utils",
@@ -360,7 +360,7 @@ def test_the_markers_key_hashes_every_module_that_declares_kernels():
         for m, path in module_files().items()
         if declares.search(path.read_text(encoding="utf-8"))
     ]
-    assert "treerank.engine._routing" in declaring
+    assert "treerank._engine._routing" in declaring
     for name in declaring:
         assert name.split(".")[1] in KERNEL_PACKAGES, name
 

@@ -8,8 +8,8 @@ import pytest
 from numba.core.dispatcher import Dispatcher
 
 import treerank
+from treerank._engine._jit import KERNEL_OPTIONS, inner_jit, jit
 from treerank.aggregation._cell_index import _row_hashes, _rows_equal, _tail_less
-from treerank.engine._jit import KERNEL_OPTIONS, inner_jit, jit
 
 
 def _kernels():

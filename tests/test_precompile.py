@@ -58,7 +58,7 @@ def test_a_second_run_compiles_nothing():
     assert second.returncode == 0, second.stderr
     lines = second.stdout.splitlines()
     assert lines[1].startswith("routing") and "0 kernels compiled" in lines[1]
-    assert "cached: treerank.engine._routing." in second.stdout
+    assert "cached: treerank._engine._routing." in second.stdout
     assert lines[-1].startswith("every kernel was already cached")
 
 

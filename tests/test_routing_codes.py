@@ -17,8 +17,8 @@ import scipy.sparse as sp
 from sklearn.datasets import make_classification
 
 from treerank import RankingForest
-from treerank.engine import MISSING_BIN, Router, _routing
-from treerank.engine._routing import (
+from treerank._engine import MISSING_BIN, Router, _routing
+from treerank._engine._routing import (
     _FEATURE_MASK,
     CATEGORICAL,
     MISSING_RIGHT,

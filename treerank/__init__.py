@@ -23,7 +23,6 @@ _SUBMODULES = [
     "bridge",
     "calibration",
     "datasets",
-    "engine",
     "ensemble",
     "exceptions",
     "export",

@@ -65,7 +65,7 @@ def check_can_precompile():
 
     from treerank._compilation._background import _part_kernels
     from treerank._compilation._cache import caching_disabled
-    from treerank.engine import _binning  # noqa: F401 (declares the growth's)
+    from treerank._engine import _binning  # noqa: F401 (declares the growth's)
 
     if config.DISABLE_JIT:
         raise RuntimeError(

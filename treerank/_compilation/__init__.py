@@ -1,7 +1,7 @@
 """Compilation management: numba's cache, and kernels compiled ahead of a fit.
 
-The compiled kernels of :mod:`treerank.engine` and :mod:`treerank.aggregation`
-are declared with the decorators of ``treerank.engine._jit``, which cache them
+The compiled kernels of :mod:`treerank._engine` and :mod:`treerank.aggregation`
+are declared with the decorators of ``treerank._engine._jit``, which cache them
 through :mod:`treerank._compilation._cache` (and warn once when numba has no
 writable cache). On a first fit, :mod:`treerank._compilation._background`
 starts a second process (:mod:`treerank._compilation._warmup`) that compiles

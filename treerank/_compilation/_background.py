@@ -96,7 +96,7 @@ _LAUNCHER = (
 def _part_kernels(part):
     """Two kernels of ``part`` that only its warm-up compiles early."""
     if part == "routing":
-        from treerank.engine import _routing
+        from treerank._engine import _routing
 
         return (_routing.compile_graph, _routing.route_values)
     from treerank.aggregation import (

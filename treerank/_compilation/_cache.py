@@ -8,7 +8,7 @@ kernel so, or without the cache when numba finds no writable location (a
 read-only install), with one :class:`~treerank.exceptions.KernelCacheWarning`
 per process; :func:`caching_disabled` tells whether that happened (the
 background compilation then starts nothing: it could store nothing). The
-kernels' own options are the engine's (``treerank.engine._jit``).
+kernels' own options are the engine's (``treerank._engine._jit``).
 """
 
 # Authors: The treerank developers
@@ -27,7 +27,7 @@ __all__ = ["cached_njit", "caching_disabled", "declared_kernels"]
 
 # the modules whose frames stand between a kernel's declaration and the
 # warning: the warning points at the module that declares the kernel
-_DECLARING_MODULES = (__name__, "treerank.engine._jit")
+_DECLARING_MODULES = (__name__, "treerank._engine._jit")
 
 # the kernels declared without a cache (no writable cache location), by name
 _uncached = []
@@ -106,7 +106,7 @@ def cached_njit(function, **options):
     when numba has a writable cache (a function typed at a prompt has no file
     to cache next to, and would give the warning):
 
-    >>> from treerank.engine import _binning
+    >>> from treerank._engine import _binning
     >>> from treerank._compilation._cache import caching_disabled, declared_kernels
     >>> _binning._bin_rows in declared_kernels()
     True

@@ -57,7 +57,7 @@ __all__ = [
 _PACKAGE = Path(__file__).resolve().parents[1]
 # the subpackages whose modules declare kernels (and the kernels they call):
 # their source is hashed into the markers' key
-KERNEL_PACKAGES = ("_compilation", "aggregation", "engine", "ensemble", "inspection")
+KERNEL_PACKAGES = ("_compilation", "_engine", "aggregation", "ensemble", "inspection")
 _key = None
 _key_lock = threading.Lock()
 

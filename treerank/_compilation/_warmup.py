@@ -184,7 +184,7 @@ def warm_routing_kernels(n_rows=64, n_features=3, n_trees=3, seed=0):
     >>> ranks.shape, sorted(np.unique(ranks).tolist()) == [0, 1]
     ((8, 2), True)
     """
-    from treerank.engine import Router, SplitRules, route_binned
+    from treerank._engine import Router, SplitRules, route_binned
     from treerank.tree._structure import RankingTreeStructure
 
     # one master split whose rule is one split on feature 0: left (the

@@ -29,8 +29,8 @@ per-tree entry points.
 
 import numpy as np
 
-from treerank.engine._binning import MISSING_BIN
-from treerank.engine._jit import inner_jit, jit
+from treerank._engine._binning import MISSING_BIN
+from treerank._engine._jit import inner_jit, jit
 from treerank.utils._sparse import canonical_sparse, is_sparse
 
 __all__ = [
@@ -247,8 +247,8 @@ def threshold_codes(nodes, tests):
     Examples
     --------
     >>> import numpy as np
-    >>> from treerank.engine import Router
-    >>> from treerank.engine._routing import threshold_codes
+    >>> from treerank._engine import Router
+    >>> from treerank._engine._routing import threshold_codes
     >>> graph = (0, np.array([0, 0], np.int32), np.array([1.5, 0.5]),
     ...          np.array([1, 0], np.uint8), np.array([1, 1], np.uint8),
     ...          np.array([1, -3], np.int32), np.array([-1, -2], np.int32),
@@ -621,7 +621,7 @@ class Router:
     Examples
     --------
     >>> import numpy as np
-    >>> from treerank.engine import Router
+    >>> from treerank._engine import Router
     >>> # one split x[0] <= 1.5, right side better: leaf 0 is "x[0] > 1.5"
     >>> graph = (0, np.array([0], np.int32), np.array([1.5]),
     ...          np.array([0], np.uint8), np.array([1], np.uint8),
