@@ -47,8 +47,8 @@ from treerank.surrogates import (
     PointwiseSquared,
     PointwiseSquaredHinge,
     SLAMSurrogate,
-    c_phi,
     slam_weights,
+    weight_gap_norm,
 )
 from treerank.surrogates._groups import check_groups
 from treerank.surrogates._slam import _compute_weights, _slam_dispatch
@@ -323,7 +323,7 @@ def bench_adversarial(n_starts, max_iter, seed=0):
         worst, where = 0.0, ""
         for n in (2, 3, 4):
             for phi_name, phi in _phis(n).items():
-                cphi = c_phi(phi)
+                cphi = weight_gap_norm(phi)
 
                 def negative(x, n=n, phi=phi, cphi=cphi, loss=loss, eta=eta):
                     U = np.clip(x[:n], 1e-4 * eta, eta * (1 - 1e-4))

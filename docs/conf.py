@@ -123,7 +123,17 @@ html_sidebars = {
 html_show_sourcelink = False
 
 # -- the command-line help, captured at build time ---------------------------
-CLI_COMMANDS = ["", "fit", "score", "explain", "export", "stability", "compare", "demo"]
+CLI_COMMANDS = [
+    "",
+    "fit",
+    "score",
+    "explain",
+    "export",
+    "stability",
+    "compare",
+    "demo",
+    "precompile",
+]
 
 
 def _write_cli_help(app):

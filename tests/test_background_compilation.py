@@ -6,72 +6,81 @@ import sys
 import textwrap
 import threading
 import time
+from pathlib import Path
 from types import SimpleNamespace
 
+import numba
 import numpy as np
 import pytest
 
+import treerank
 from treerank import RankingForest
 from treerank._compilation import _background as background
 from treerank._compilation import _helper as lock_holder
-from treerank._compilation import _warmup
 from treerank._compilation._background import (
-    ENVIRONMENT_SWITCH,
     LOCK_NAME,
     PARTS,
     start_background_compilation,
     wait_for_background_compilation,
 )
+from treerank._compilation._markers import marker_directory, marker_path
 from treerank._compilation._warmup import (
+    _main,
+    warm_cell_sort_kernel,
     warm_median_kernels,
     warm_routing_kernels,
 )
 
 
 class Spawned:
-    """Stands for subprocess.run: records the commands and environments."""
+    """Stands for subprocess.run: records the processes started."""
 
     def __init__(self):
         self.calls = []
 
     def __call__(self, command, **kwargs):
-        self.calls.append((command, kwargs))
-        return subprocess.CompletedProcess(command, 0)
+        self.calls.append(command)
+        return subprocess.CompletedProcess(command, 0, stdout=b"4242")
+
+    def parts(self, index=0):
+        """The parts the process ``index`` was asked to compile, in order."""
+        return [arg for arg in self.calls[index] if arg in PARTS]
 
 
 @pytest.fixture
 def cold(monkeypatch, tmp_path):
-    """A first fit: nothing started yet, no kernel cached, spawning recorded."""
+    """A first fit in an empty cache (tmp_path); the processes started recorded.
+
+    The kernels this test session compiled count as not compiled.
+    """
     spawned = Spawned()
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(background, "_started", set())
     monkeypatch.setattr(lock_holder, "_directory", None)
-    monkeypatch.setattr(background, "_is_cold", lambda part: True)
     monkeypatch.setattr(
-        background, "_cold_cache_directory", lambda parts: tmp_path if parts else None
+        background,
+        "_is_cold",
+        lambda part, directory: (
+            not any(
+                marker_path(directory, k).exists()
+                for k in background._part_kernels(part)
+            )
+        ),
     )
     monkeypatch.setattr(background.subprocess, "run", spawned)
-    monkeypatch.delenv(ENVIRONMENT_SWITCH, raising=False)
-    return spawned, tmp_path
+    before = treerank.get_config()["background_compilation"]
+    treerank.set_config(background_compilation=True)
+    yield spawned, marker_directory()
+    treerank.set_config(background_compilation=before)
 
 
 def test_a_first_fit_starts_one_process(cold):
     spawned, directory = cold
     assert start_background_compilation()
-    assert (directory / LOCK_NAME).exists()
-    ((command, kwargs),) = spawned.calls
-    # a launcher starts the compiling process detached and exits
-    # (without the site module: it needs the standard library only)
-    assert command[:4] == [sys.executable, "-S", "-c", background._LAUNCHER]
-    assert command[4:6] == [sys.executable, "-c"]
-    # which runs this module with this treerank first on its path, whatever
-    # the working directory holds, and starts no process itself
-    import treerank
-
-    root = os.path.dirname(os.path.dirname(os.path.realpath(treerank.__file__)))
-    assert command[7:] == [root, str(directory), *PARTS]
-    assert "treerank._compilation._warmup" in command[6]
-    assert kwargs["env"][ENVIRONMENT_SWITCH] == "0"
-    assert kwargs["stdout"] == subprocess.PIPE  # the launcher writes the pid
+    # its lock, in the markers' folder in numba's cache folder, names it
+    assert directory.parent == Path(numba.config.CACHE_DIR)
+    assert (directory / LOCK_NAME).read_text() == "4242\n"
+    assert spawned.parts() == list(PARTS)
     # once per process
     assert not start_background_compilation()
     assert not start_background_compilation(median=False)
@@ -83,11 +92,11 @@ def test_each_part_is_started_once(cold):
     # forest fitted later in the same process for the median's only
     spawned, directory = cold
     assert start_background_compilation(median=False)
-    assert spawned.calls[0][0][9:] == ["routing"]
+    assert spawned.parts(0) == ["routing"]
     assert not start_background_compilation(median=False)
     (directory / LOCK_NAME).unlink()  # that process is done
     assert start_background_compilation()
-    assert spawned.calls[1][0][9:] == ["median", "small median", "cell sort"]
+    assert spawned.parts(1) == ["median", "small-median", "cell-sort"]
     assert not start_background_compilation()
     assert len(spawned.calls) == 2
 
@@ -95,15 +104,29 @@ def test_each_part_is_started_once(cold):
 def test_a_small_fit_asks_for_its_kernels_first(cold):
     spawned, _ = cold
     assert start_background_compilation(small=True)
-    parts = spawned.calls[0][0][9:]
-    assert parts == ["routing", "small median", "median", "cell sort"]
+    assert spawned.parts() == ["routing", "small-median", "median", "cell-sort"]
 
 
-def test_only_the_cold_parts_are_compiled(cold, monkeypatch):
-    spawned, _ = cold
-    monkeypatch.setattr(background, "_is_cold", lambda part: part == "median")
+def test_only_the_parts_without_markers_are_compiled(cold):
+    spawned, directory = cold
+    directory.mkdir(parents=True)
+    for part in PARTS:
+        if part != "median":
+            for kernel in background._part_kernels(part):
+                marker_path(directory, kernel).touch()
     assert start_background_compilation()
-    assert spawned.calls[0][0][9:] == ["median"]
+    assert spawned.parts() == ["median"]
+
+
+def test_nothing_to_do_when_every_part_is_marked(cold):
+    spawned, directory = cold
+    directory.mkdir(parents=True)
+    for part in PARTS:
+        for kernel in background._part_kernels(part):
+            marker_path(directory, kernel).touch()
+    assert not start_background_compilation()
+    assert spawned.calls == []
+    assert not (directory / LOCK_NAME).exists()
 
 
 def test_a_failing_launcher_releases_the_lock(cold, monkeypatch):
@@ -145,15 +168,27 @@ def test_the_launcher_leaves_no_child_behind(tmp_path):
     assert marker.read_text() == "done"
 
 
-def test_switched_off_by_the_environment(cold, monkeypatch):
-    spawned, _ = cold
-    monkeypatch.setenv(ENVIRONMENT_SWITCH, "0")
+def test_switched_off_no_process_is_started(cold):
+    spawned, directory = cold
+    with treerank.config_context(background_compilation=False):
+        assert not start_background_compilation()
+    assert spawned.calls == []
+    assert not (directory / LOCK_NAME).exists()
+    # the parts were not asked for: on again, they are started
+    assert start_background_compilation()
+
+
+def test_switched_off_for_the_process(cold):
+    spawned, directory = cold
+    treerank.set_config(background_compilation=False)
     assert not start_background_compilation()
     assert spawned.calls == []
+    assert not (directory / LOCK_NAME).exists()
 
 
 def test_a_recent_lock_means_another_process_compiles(cold):
     spawned, directory = cold
+    directory.mkdir(parents=True)
     (directory / LOCK_NAME).write_text("")
     assert not start_background_compilation()
     assert spawned.calls == []
@@ -161,20 +196,14 @@ def test_a_recent_lock_means_another_process_compiles(cold):
 
 def test_a_stale_lock_is_replaced(cold):
     spawned, directory = cold
+    directory.mkdir(parents=True)
     lock = directory / LOCK_NAME
     lock.write_text("")
     old = time.time() - 2 * lock_holder._STALE_LOCK_SECONDS
     os.utime(lock, (old, old))
     assert start_background_compilation()
     assert len(spawned.calls) == 1
-    assert lock.stat().st_mtime > old + 1
-
-
-def test_nothing_to_do_when_the_kernels_are_cached(cold, monkeypatch):
-    spawned, _ = cold
-    monkeypatch.setattr(background, "_is_cold", lambda part: False)
-    assert not start_background_compilation()
-    assert spawned.calls == []
+    assert lock.read_text() == "4242\n"
 
 
 def test_a_failed_start_never_fails_the_fit(cold, monkeypatch):
@@ -188,52 +217,49 @@ def test_a_failed_start_never_fails_the_fit(cold, monkeypatch):
     assert not (directory / LOCK_NAME).exists()  # released for another try
 
 
-def test_the_cache_of_this_process_is_not_cold():
-    # the test session has compiled (or loaded) these kernels
+def test_the_kernels_compiled_in_this_process_are_not_cold(tmp_path):
+    # the test session has compiled (or loaded) these kernels: no markers
+    # needed
     warm_routing_kernels()
     warm_median_kernels(n_rows=1400, n_trees=100, n_leaves=8)
-    assert not any(background._is_cold(part) for part in PARTS)
-    assert background._cold_cache_directory(PARTS) is None
+    assert not background._is_cold("routing", tmp_path)
+    assert not background._is_cold("median", tmp_path)
 
 
 @pytest.mark.parametrize("aggregation", ["median", "mean", "borda"])
-def test_a_forest_asks_for_the_median_only_when_it_uses_it(monkeypatch, aggregation):
-    calls = []
-    monkeypatch.setattr(
-        "treerank.ensemble._forest.start_background_compilation",
-        lambda median, small: calls.append((median, small)),
-    )
+def test_a_forest_asks_for_the_median_only_when_it_uses_it(cold, aggregation):
+    spawned, _ = cold
     X = np.random.default_rng(0).normal(size=(60, 3))
     y = (X[:, 0] > 0).astype(int)
     RankingForest(n_estimators=3, aggregation=aggregation, random_state=0).fit(X, y)
-    assert calls == [(aggregation == "median", True)]  # 180 cells x trees at most
-    calls.clear()
+    # a small problem (180 cells x trees at most): its median's kernels first
+    expected = ["routing", "small-median", "median", "cell-sort"]
+    assert spawned.parts() == (expected if aggregation == "median" else ["routing"])
+
+
+def test_a_large_median_forest_asks_for_the_large_kernels_first(cold):
+    spawned, _ = cold
     X = np.random.default_rng(0).normal(size=(1400, 3))
     y = (X[:, 0] > 0).astype(int)
-    RankingForest(n_estimators=100, aggregation=aggregation, max_depth=1).fit(X, y)
-    assert calls == [(aggregation == "median", False)]
+    RankingForest(n_estimators=100, max_depth=1, random_state=0).fit(X, y)
+    assert spawned.parts() == list(PARTS)
 
 
-def test_a_tree_asks_for_the_routing(monkeypatch):
+def test_a_tree_asks_for_the_routing(cold):
     from sklearn.linear_model import LogisticRegression
 
     from treerank import TreeRank
     from treerank.tree import ClassifierLeafRank
 
-    calls = []
-    monkeypatch.setattr(
-        "treerank.tree._classes.start_background_compilation",
-        lambda median: calls.append(median),
-    )
+    spawned, _ = cold
     X = np.random.default_rng(0).normal(size=(60, 3))
     y = (X[:, 0] > 0).astype(int)
-    TreeRank(random_state=0).fit(X, y)
-    assert calls == [False]
-    # another LeafRank grows node by node: no engine kernels
-    calls.clear()
+    # another LeafRank grows node by node: no engine kernels, no process
     leafrank = ClassifierLeafRank(LogisticRegression())
     TreeRank(leafrank=leafrank, max_depth=2, random_state=0).fit(X, y)
-    assert calls == []
+    assert spawned.calls == []
+    TreeRank(random_state=0).fit(X, y)
+    assert spawned.parts() == ["routing"]
 
 
 def test_the_stumps_send_rows_by_their_first_feature():
@@ -289,13 +315,18 @@ def test_the_process_compiles_what_a_first_fit_needs(tmp_path):
     import json
 
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
-    env[ENVIRONMENT_SWITCH] = "0"
+    env["TREERANK_BACKGROUND_COMPILE"] = "0"
+    markers = tmp_path / "markers"
     subprocess.run(
-        [sys.executable, "-m", "treerank._compilation._warmup", str(tmp_path)],
+        [sys.executable, "-m", "treerank._compilation._warmup", str(markers)],
         env=env,
         check=True,
         timeout=600,
     )
+    # it marked what it compiled, for a waiting fit
+    for part in PARTS:
+        for kernel in background._part_kernels(part):
+            assert marker_path(markers, kernel).exists()
     result = subprocess.run(
         [sys.executable, "-c", _FIRST_FIT],
         env=env,
@@ -306,15 +337,20 @@ def test_the_process_compiles_what_a_first_fit_needs(tmp_path):
     )
     compiled = json.loads(result.stdout.splitlines()[-1])
     # the growth's kernels are left to the fit; the routing's are not
-    assert any(name.startswith("treerank.engine._tree_growth") for name in compiled)
-    ahead = ("treerank.aggregation", "treerank.engine._routing")
+    assert any(name.startswith("treerank._engine._tree_growth") for name in compiled)
+    ahead = ("treerank.aggregation", "treerank._engine._routing")
     assert [n for n in compiled if n.startswith(ahead)] == []
 
 
-def _kernel(index_path, compiled=False):
-    """Stands for a cached numba kernel: its signatures and cache index file."""
-    cache = SimpleNamespace(_cache_file=SimpleNamespace(_index_path=str(index_path)))
-    return SimpleNamespace(signatures=["sig"] if compiled else [], _cache=cache)
+def _kernel(compiled=False):
+    """Stands for a numba kernel: its signatures and its Python function."""
+
+    def kernel_function():
+        pass
+
+    return SimpleNamespace(
+        signatures=["sig"] if compiled else [], py_func=kernel_function
+    )
 
 
 def _after(seconds, action):
@@ -331,38 +367,38 @@ def compiling(monkeypatch, tmp_path):
     return tmp_path
 
 
-def test_a_fit_waits_until_the_kernel_is_cached(compiling):
-    index = compiling / "kernel.nbi"
-    _after(0.3, index.touch)
+def test_a_fit_waits_until_the_kernel_is_marked(compiling):
+    kernel = _kernel()
+    marker = marker_path(compiling, kernel)
+    _after(0.3, marker.touch)
     start = time.monotonic()
-    wait_for_background_compilation(_kernel(index))
+    wait_for_background_compilation(kernel)
     assert 0.25 < time.monotonic() - start < 10.0
-    assert index.exists()
+    assert marker.exists()
 
 
 def test_a_fit_waits_until_the_process_ends(compiling):
-    index = compiling / "kernel.nbi"  # never stored (another specialization)
+    kernel = _kernel()  # never marked (another specialization)
     _after(0.3, (compiling / LOCK_NAME).unlink)
     start = time.monotonic()
-    wait_for_background_compilation(_kernel(index))
+    wait_for_background_compilation(kernel)
     assert 0.25 < time.monotonic() - start < 10.0
-    assert not index.exists()
+    assert not marker_path(compiling, kernel).exists()
 
 
 def test_no_wait_for_a_kernel_compiled_here_or_without_the_process(
     compiling, monkeypatch
 ):
-    index = compiling / "kernel.nbi"
     start = time.monotonic()
-    wait_for_background_compilation(_kernel(index, compiled=True))
+    wait_for_background_compilation(_kernel(compiled=True))
     monkeypatch.setattr(lock_holder, "_directory", None)  # nothing started here
-    wait_for_background_compilation(_kernel(index))
+    wait_for_background_compilation(_kernel())
     assert time.monotonic() - start < 0.2
 
 
 def test_a_process_that_does_not_progress_is_waited_for_once(compiling, monkeypatch):
     monkeypatch.setattr(lock_holder, "_MAX_WAIT", 0.3)
-    kernel = _kernel(compiling / "kernel.nbi")
+    kernel = _kernel()
     start = time.monotonic()
     wait_for_background_compilation(kernel)
     assert time.monotonic() - start >= 0.3
@@ -371,38 +407,22 @@ def test_a_process_that_does_not_progress_is_waited_for_once(compiling, monkeypa
     assert time.monotonic() - start < 0.2
 
 
-def test_the_cell_sort_kernel_is_compiled_last(monkeypatch):
-    # after the first fit's kernels, a forest too large for numpy's sort
-    from treerank.aggregation import _cell_index
+def test_the_warm_up_marks_its_kernels_and_releases_its_lock(tmp_path):
+    # run in this process on the parts asked (compiled already, or loaded)
+    (tmp_path / LOCK_NAME).write_text("1\n")
+    _main(["_warmup", str(tmp_path), "routing"])
+    assert not (tmp_path / LOCK_NAME).exists()
+    for kernel in background._part_kernels("routing"):
+        assert marker_path(tmp_path, kernel).exists()
 
-    steps = []
-    original = _cell_index._lexicographic_kernel
 
-    def sort_kernel(*args):
-        steps.append(("sort kernel", args[1].shape[0]))
-        return original(*args)
-
-    monkeypatch.setattr(_cell_index, "_lexicographic_kernel", sort_kernel)
-    names = ("warm_routing_kernels", "warm_leaf_table_kernels", "warm_median_kernels")
-    for name in names:
-        monkeypatch.setattr(
-            _warmup, name, lambda name=name, **kwargs: steps.append((name, kwargs))
-        )
-    _warmup._main(["_warmup"])
-    assert [step[0] for step in steps] == [*names, names[2], "sort kernel"]
-    assert steps[2][1] == {}  # 2,000 rows, then a small exact problem
-    assert steps[3][1]["n_rows"] * steps[3][1]["n_trees"] < 1 << 17
-    assert steps[4][1] > _cell_index._NUMPY_SORT_MAX_ROWS
-    # the parts asked, in their order
-    steps.clear()
-    _warmup._main(["_warmup", "nowhere", "small median", "routing"])
-    assert [step[0] for step in steps] == [names[2], *names[:2]]
-    # a first fit's forest (2,000 rows, 100 trees) is sorted by numpy
-    steps.clear()
-    monkeypatch.undo()
-    monkeypatch.setattr(_cell_index, "_lexicographic_kernel", sort_kernel)
-    warm_median_kernels()
-    assert steps == []
+def test_the_cell_sort_part_is_last_and_a_first_fit_does_not_need_it():
+    # numpy sorts the cells of a forest of at most 4,096 cells (the engine
+    # guide), such as the default median warm-up's (a first fit's size: 2,000
+    # rows, 100 trees); the cell-sort part's forest has more
+    assert PARTS[-1] == "cell-sort"
+    assert warm_median_kernels().n_cells_ <= 4096
+    assert warm_cell_sort_kernel() > 4096
 
 
 def test_a_fit_waits_only_for_the_kernels_it_calls(monkeypatch):
@@ -433,3 +453,85 @@ def test_a_fit_waits_only_for_the_kernels_it_calls(monkeypatch):
     assert "_batch_kernel" in waited
     forest.decision_function(X + 1)
     assert "_region_full_kernel" in waited
+
+
+# where a second process cannot work: nothing is started
+
+
+def test_this_interpreter_can_start_it():
+    # the test session: a Python interpreter, not frozen, not a worker
+    assert background.unavailable_reason() is None
+
+
+@pytest.mark.parametrize(
+    ("case", "expected"),
+    [
+        ({"os_name": "nt"}, "Windows"),
+        ({"frozen": True}, "frozen"),
+        ({"executable": ""}, "not a Python interpreter"),
+        ({"executable": "/nonexistent/python3"}, "not a Python interpreter"),
+        ({"parent_process": object()}, "child process"),
+    ],
+)
+def test_where_it_cannot_work(case, expected):
+    assert expected in background.unavailable_reason(**case)
+
+
+def test_an_embedded_interpreter_is_not_python(tmp_path):
+    # uwsgi, httpd (mod_wsgi), an application embedding Python: sys.executable
+    # is the host program, which would not run Python's command line
+    host = tmp_path / "uwsgi"
+    host.write_text("#!/bin/sh\n")
+    host.chmod(0o755)
+    reason = background.unavailable_reason(executable=str(host), parent_process=False)
+    assert "not a Python interpreter" in reason
+    # a link with another name to a Python interpreter is one
+    link = tmp_path / "myapp"
+    link.symlink_to(os.path.realpath(sys.executable))
+    assert background.unavailable_reason(executable=str(link)) is None
+    named = tmp_path / "python3.99"
+    named.write_text("#!/bin/sh\n")
+    named.chmod(0o755)
+    assert background.unavailable_reason(executable=str(named)) is None
+
+
+def test_an_embedded_interpreter_starts_nothing(cold, monkeypatch, tmp_path):
+    spawned, directory = cold
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "uwsgi"))
+    assert not start_background_compilation()
+    assert spawned.calls == []
+    assert not (directory / LOCK_NAME).exists()
+
+
+def test_a_frozen_application_starts_nothing(cold, monkeypatch):
+    spawned, _ = cold
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    assert not start_background_compilation()
+    assert spawned.calls == []
+
+
+def _reason_in_worker(_):
+    from treerank._compilation._background import unavailable_reason
+
+    return unavailable_reason()
+
+
+@pytest.mark.parametrize("backend", ["loky", "multiprocessing"])
+def test_a_joblib_worker_starts_nothing(backend):
+    # multiprocessing.parent_process() is set in loky's workers too
+    from joblib import Parallel, delayed
+
+    reasons = Parallel(n_jobs=2, backend=backend)(
+        delayed(_reason_in_worker)(i) for i in range(2)
+    )
+    assert all("child process" in reason for reason in reasons), reasons
+
+
+def test_a_process_pool_worker_starts_nothing():
+    import concurrent.futures
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as pool:
+        reason = pool.submit(_reason_in_worker, 0).result(timeout=300)
+    assert "child process" in reason

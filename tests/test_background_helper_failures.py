@@ -18,8 +18,10 @@ import textwrap
 import time
 from types import SimpleNamespace
 
+import numba
 import pytest
 
+import treerank
 from treerank._compilation import _background as background
 from treerank._compilation import _helper as lock_holder
 from treerank._compilation._background import (
@@ -28,6 +30,7 @@ from treerank._compilation._background import (
     start_background_compilation,
     wait_for_background_compilation,
 )
+from treerank._compilation._markers import marker_directory
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="process states from /proc"
@@ -42,10 +45,13 @@ def _helper(*, module=True):
     return subprocess.Popen(command)
 
 
-def _kernel(index_path):
-    """A cached numba kernel not compiled here: its signatures, its index."""
-    cache = SimpleNamespace(_cache_file=SimpleNamespace(_index_path=str(index_path)))
-    return SimpleNamespace(signatures=[], _cache=cache)
+def _kernel():
+    """A numba kernel not compiled here: its signatures, its Python function."""
+
+    def kernel_function():
+        pass
+
+    return SimpleNamespace(signatures=[], py_func=kernel_function)
 
 
 @pytest.fixture
@@ -55,7 +61,7 @@ def started(monkeypatch, tmp_path):
     lock = tmp_path / LOCK_NAME
     lock.write_text(f"{helper.pid}\n")
     monkeypatch.setattr(lock_holder, "_directory", tmp_path)
-    yield helper, lock, _kernel(tmp_path / "kernel.nbi")
+    yield helper, lock, _kernel()
     helper.kill()
     helper.wait()
 
@@ -108,7 +114,7 @@ def test_a_lock_whose_process_id_was_reused_is_not_waited_for(monkeypatch, tmp_p
         lock = tmp_path / LOCK_NAME
         lock.write_text(f"{other.pid}\n")
         monkeypatch.setattr(lock_holder, "_directory", tmp_path)
-        assert _timed_wait(_kernel(tmp_path / "kernel.nbi")) < 1.0
+        assert _timed_wait(_kernel()) < 1.0
         assert not lock.exists()
     finally:
         other.kill()
@@ -119,13 +125,15 @@ def test_a_later_fit_replaces_the_lock_of_a_dead_helper(monkeypatch, tmp_path):
     dead = _helper()
     dead.kill()
     dead.wait()
-    lock = tmp_path / LOCK_NAME
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path))
+    directory = marker_directory()
+    directory.mkdir()
+    lock = directory / LOCK_NAME
     lock.write_text(f"{dead.pid}\n")  # recent, but its process is gone
     calls = []
     monkeypatch.setattr(background, "_started", set())
     monkeypatch.setattr(lock_holder, "_directory", None)
-    monkeypatch.setattr(background, "_is_cold", lambda part: True)
-    monkeypatch.setattr(background, "_cold_cache_directory", lambda parts: tmp_path)
+    monkeypatch.setattr(background, "_is_cold", lambda part, directory: True)
     monkeypatch.setattr(
         background.subprocess,
         "run",
@@ -134,8 +142,8 @@ def test_a_later_fit_replaces_the_lock_of_a_dead_helper(monkeypatch, tmp_path):
             or subprocess.CompletedProcess(command, 0, stdout=b"4242")
         ),
     )
-    monkeypatch.delenv(ENVIRONMENT_SWITCH, raising=False)
-    assert start_background_compilation()
+    with treerank.config_context(background_compilation=True):
+        assert start_background_compilation()
     assert len(calls) == 1
     assert lock.read_text() == "4242\n"  # the new process's id
 

@@ -1,13 +1,13 @@
-"""A point of every cell of a median forest (treerank.engine._cell_corners)."""
+"""A point of every cell of a median forest (treerank._engine._cell_corners)."""
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 from treerank import RankingForest
+from treerank._engine import corner_values, find_cell_corners, threshold_grids
 from treerank.aggregation import common_subpartition
 from treerank.datasets import GaussianMeanShift
-from treerank.engine import corner_values, find_cell_corners, threshold_grids
 
 
 def _forest_data(seed, missing):
@@ -49,7 +49,7 @@ def test_a_corner_is_the_lowest_point_of_its_rows_box(seed):
 
 def _python_corner(router, row, grids):
     """The corner by a plain walk of every tree's decisions (the oracle)."""
-    from treerank.engine._routing import _FEATURE_MASK, MISSING_RIGHT
+    from treerank._engine._routing import _FEATURE_MASK, MISSING_RIGHT
 
     low = np.full(row.shape[0], -np.inf)
     tested = np.zeros(row.shape[0], dtype=bool)

@@ -29,7 +29,7 @@ API_PAGES = {
     "treerank.calibration": "calibration.rst",
     "treerank.bridge": "bridge.rst",
     "treerank.datasets": "datasets.rst",
-    "treerank.engine": "engine.rst",
+    "treerank._engine": "engine.rst",
     "treerank.ensemble": "ensemble.rst",
     "treerank.exceptions": "exceptions.rst",
     "treerank.export": "export.rst",
@@ -52,6 +52,8 @@ TOP_LEVEL_ESTIMATORS = {
     "RankingForest": "treerank.ensemble",
     "two_sample_test": "treerank.inference",
 }
+# defined in private modules, documented at the top level
+TOP_LEVEL_FUNCTIONS = ("config_context", "get_config", "precompile", "set_config")
 
 
 def _autosummary_entries(text):
@@ -117,6 +119,8 @@ def test_top_level_page_lists_the_estimators_and_subpackages():
             assert "__version__" in text
         elif name in TOP_LEVEL_ESTIMATORS:
             assert f"{TOP_LEVEL_ESTIMATORS[name]}.{name}" in documented, name
+        elif name in TOP_LEVEL_FUNCTIONS:
+            assert f"treerank.{name}" in documented, name
         else:
             assert f"treerank.{name}" in API_PAGES, f"no API page for treerank.{name}"
             assert f":mod:`treerank.{name}`" in text, name

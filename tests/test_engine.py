@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from sklearn.tree import DecisionTreeClassifier
 
 from treerank import LeafRank, RankingForest, TreeRank
-from treerank.engine import (
+from treerank._engine import (
     MISSING_BIN,
     BinMapper,
     GrowthParams,
@@ -330,8 +330,8 @@ def test_feature_draws_per_split_are_bounded():
 # rules of large nodes fitted on a sample (LeafRank node_subsample)
 # ----------------------------------------------------------------------
 def test_class_sample_draws_one_row_per_stratum_of_each_class():
-    from treerank.engine._random import new_state
-    from treerank.engine._rule_growth import _class_sample
+    from treerank._engine._random import new_state
+    from treerank._engine._rule_growth import _class_sample
 
     rng = np.random.default_rng(0)
     y = (rng.random(5000) < 0.1).astype(np.uint8)
@@ -401,7 +401,7 @@ def test_rules_grown_on_node_local_copies_are_the_rules_of_the_rows(
     # the compiled growth fits each rule on a node-local copy of its rows'
     # codes, classes and weights; the growth with no copy (rules read the
     # shared arrays through the row indices) grows the same tree
-    from treerank.engine import _tree_growth
+    from treerank._engine import _tree_growth
 
     rng = np.random.default_rng(4)
     X = rng.normal(size=(500, 5))
@@ -458,7 +458,7 @@ def test_nodes_no_larger_than_node_subsample_give_the_same_tree():
     )
 )
 def test_stable_argsort_is_numpy_stable_argsort(values):
-    from treerank.engine._sorting import stable_argsort
+    from treerank._engine._sorting import stable_argsort
 
     keys = np.array(values, dtype=np.float64)
     np.testing.assert_array_equal(

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from treerank.engine import (
+from treerank._engine import (
     MISSING_BIN,
     BinMapper,
     GrowthParams,
@@ -16,9 +16,9 @@ from treerank.engine import (
     grow_ranking_tree,
     route_binned,
 )
-from treerank.engine._prefetch import prefetch
-from treerank.engine._rule_growth import _partition, _partition_categories
-from treerank.engine._split_search import (
+from treerank._engine._prefetch import prefetch
+from treerank._engine._rule_growth import _partition, _partition_categories
+from treerank._engine._split_search import (
     CRITERIA,
     _search_thresholds_and_missing,
     child_term,

@@ -297,10 +297,11 @@ def _outside(modules, allowed):
 # and exceptions (the foundations); never a tree, a forest, the rankers' base
 # or calibration, nor anything built on the estimators
 FOUNDATIONS = (
+    "treerank._config",
     "treerank._lazy",
     "treerank._compilation",
     "treerank.aggregation",
-    "treerank.engine",
+    "treerank._engine",
     "treerank.exceptions",
     "treerank.metrics",
     "treerank.utils",
@@ -329,7 +330,10 @@ def test_the_compilation_package_sits_below_the_estimators(package_graph):
     assert (
         _outside(graph["treerank._compilation._cache"], ["treerank.exceptions"]) == []
     )
-    assert graph["treerank._compilation._helper"] == set()
+    assert graph["treerank._compilation._markers"] == set()
+    assert graph["treerank._compilation._helper"] == {"treerank._compilation._markers"}
+    # the settings module imports nothing of treerank
+    assert graph["treerank._config"] == set()
     # what the estimators import (the start of the helper) reaches no estimator
     script = "treerank._compilation._warmup"
     for name in modules:
@@ -337,8 +341,28 @@ def test_the_compilation_package_sits_below_the_estimators(package_graph):
             assert _outside(reachable(graph, name), FOUNDATIONS) == [], name
     # the warm-up script drives the fit's own code (TreeAggregate, the
     # routing of a tree structure) in the helper process; it is run by its
-    # module name, never imported by a module of the package
-    assert [m for m in graph if script in graph[m]] == []
+    # module name, never imported by a module of the package; only
+    # treerank.precompile (above the estimators) runs its steps in-process
+    assert [m for m in graph if script in graph[m]] == ["treerank._precompile"]
+    assert "treerank._precompile" not in reachable(graph, "treerank.ensemble")
+
+
+def test_the_markers_key_hashes_every_module_that_declares_kernels():
+    # a changed kernel must invalidate the markers: every module that declares
+    # kernels (with the jit decorators) lies in a hashed subpackage
+    import re
+
+    from treerank._compilation._markers import KERNEL_PACKAGES
+
+    declares = re.compile(r"^\s*@(jit|aggregation_jit|inner_jit)\b|cached_njit\(", re.M)
+    declaring = [
+        m
+        for m, path in module_files().items()
+        if declares.search(path.read_text(encoding="utf-8"))
+    ]
+    assert "treerank._engine._routing" in declaring
+    for name in declaring:
+        assert name.split(".")[1] in KERNEL_PACKAGES, name
 
 
 @pytest.mark.parametrize("name", sorted(module_files()))

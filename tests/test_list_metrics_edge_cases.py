@@ -173,15 +173,15 @@ def test_single_item_lists():
     assert pairwise_disagreement([3], [0.3], empty=-1.0) == -1.0  # no pair
     assert pairwise_disagreement([3], [0.3], normalize=False) == 0.0
     # the regret-bound constant of a single item is 0
-    assert PositionalMetric.dcg(1).c_phi(2) == 0.0
-    assert PositionalMetric.precision_at_k(1, 1).c_phi(1) == 0.0
+    assert PositionalMetric.dcg(1).weight_gap_norm(2) == 0.0
+    assert PositionalMetric.precision_at_k(1, 1).weight_gap_norm(1) == 0.0
 
 
 def test_two_item_lists():
     """n = 2: C_phi(2) = phi(1) - phi(2); y = (1, 0) by hand."""
     dcg = PositionalMetric.dcg(2)
-    assert dcg.c_phi(2) == pytest.approx(1 - 1 / math.log2(3))
-    assert dcg.c_phi(2) == pytest.approx(0.369070, abs=1e-6)
+    assert dcg.weight_gap_norm(2) == pytest.approx(1 - 1 / math.log2(3))
+    assert dcg.weight_gap_norm(2) == pytest.approx(0.369070, abs=1e-6)
     worst = np.array([0.0, 1.0])
     assert ndcg_score([1, 0], worst) == pytest.approx(1 / math.log2(3))
     # 1 - AP of the worst ranking is the SLAM weight vMAP_1 = 1/2

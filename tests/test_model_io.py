@@ -34,9 +34,9 @@ from treerank import (
     RankingForest,
     TreeRank,
 )
+from treerank._engine import rule_children
 from treerank.calibration import MonotoneCalibration, decision_offset
 from treerank.datasets import GaussianMeanShift, make_nested_squares
-from treerank.engine import rule_children
 from treerank.exceptions import ModelFileError
 from treerank.model_io import (
     _arrays,

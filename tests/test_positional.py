@@ -6,8 +6,8 @@
 - the object and the metric functions agree exactly (fractions) for every tie
   policy;
 - ``bayes_optimal_rankings`` is the brute-force argmax set of the expected value;
-- ``c_phi`` reproduces the table of reference/seeds-000-001.md section 4, and the
-  worked regret fixture of the same section.
+- ``weight_gap_norm`` reproduces the table of reference/seeds-000-001.md
+  section 4, and the worked regret fixture of the same section.
 """
 
 import itertools
@@ -272,24 +272,24 @@ def test_fixture_f_dcg_bayes_ranking_and_gap():
 )
 def test_c_phi_table_for_full_dcg(n, expected):
     metric = PositionalMetric.dcg(n)
-    assert metric.c_phi(2) == pytest.approx(expected, abs=1e-6)
+    assert metric.weight_gap_norm(2) == pytest.approx(expected, abs=1e-6)
     # C_phi(2) is smaller than ||phi||_2
-    assert metric.c_phi(2) < np.linalg.norm(metric.phi)
+    assert metric.weight_gap_norm(2) < np.linalg.norm(metric.phi)
 
 
 def test_c_phi_other_exponents():
     phi = PositionalMetric.dcg(4).phi
     gaps = np.array([phi[0] - phi[3], phi[1] - phi[2]])
     metric = PositionalMetric.dcg(4)
-    assert metric.c_phi(1) == pytest.approx(gaps.sum())
-    assert metric.c_phi(np.inf) == pytest.approx(gaps.max())
-    assert metric.c_phi(3) == pytest.approx(np.sum(gaps**3) ** (1 / 3))
+    assert metric.weight_gap_norm(1) == pytest.approx(gaps.sum())
+    assert metric.weight_gap_norm(np.inf) == pytest.approx(gaps.max())
+    assert metric.weight_gap_norm(3) == pytest.approx(np.sum(gaps**3) ** (1 / 3))
     # P@2 on 4 items: phi = (1/2, 1/2, 0, 0)
-    assert PositionalMetric.precision_at_k(4, 2).c_phi(2) == pytest.approx(
+    assert PositionalMetric.precision_at_k(4, 2).weight_gap_norm(2) == pytest.approx(
         math.sqrt(0.5)
     )
     with pytest.raises(ValueError, match="p must be a number >= 1"):
-        metric.c_phi(0.5)
+        metric.weight_gap_norm(0.5)
 
 
 def test_worked_regret_fixture():
@@ -303,7 +303,7 @@ def test_worked_regret_fixture():
         assert dcg.value_from_scores(y, scores) == pytest.approx(value, abs=1e-6)
         regret = best - dcg.value_from_scores(y, scores)
         surrogate_regret = float(np.sum((np.array(scores) - np.array([3, 1, 0])) ** 2))
-        bound = math.sqrt(2) * dcg.c_phi(2) * math.sqrt(surrogate_regret)
+        bound = math.sqrt(2) * dcg.weight_gap_norm(2) * math.sqrt(surrogate_regret)
         assert regret <= bound * (1 + 1e-9) + 1e-12
 
 

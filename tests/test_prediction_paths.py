@@ -14,8 +14,8 @@ import scipy.sparse as sp
 from sklearn.datasets import make_classification
 
 from treerank import RankingForest
+from treerank._engine import _routing
 from treerank.aggregation import _kernels
-from treerank.engine import _routing
 from treerank.ensemble import _tree_aggregate, mean_leaf_values
 from treerank.ensemble._leaf_scores import mean_borda_scores
 from treerank.ensemble._leaf_tables import LeafTable

@@ -11,7 +11,7 @@ import pytest
 
 import treerank.ensemble._forest as forest_module
 from treerank import RankingForest
-from treerank.engine import (
+from treerank._engine import (
     BinMapper,
     GrowthParams,
     grow_ranking_tree,

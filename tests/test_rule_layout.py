@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from treerank import RankingForest
+from treerank._engine import rule_children
 from treerank.datasets import make_nested_squares
-from treerank.engine import rule_children
 
 PROPERTY = settings(max_examples=80, derandomize=True, deadline=None, database=None)
 

@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from scipy.stats import rankdata
 
 from treerank import LinearLeafRank, RankingForest, TreeRank
+from treerank._engine._rule_growth import _remaining_weight
 from treerank.datasets import make_nested_squares
-from treerank.engine._rule_growth import _remaining_weight
 from treerank.utils import check_training_target, normalize_sample_weight
 
 PROPERTY = settings(max_examples=100, derandomize=True, deadline=None, database=None)

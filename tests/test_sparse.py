@@ -19,7 +19,7 @@ from treerank import (
     RankingForest,
     TreeRank,
 )
-from treerank.engine import BinMapper, Router, _routing
+from treerank._engine import BinMapper, Router, _routing
 from treerank.model_io import load_model, save_model
 from treerank.utils._sparse import canonical_sparse, values_at
 

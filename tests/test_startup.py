@@ -14,7 +14,16 @@ import pytest
 HEAVY = ("sklearn", "scipy", "numba", "pandas", "matplotlib", "networkx", "joblib")
 NUMERICAL = (*HEAVY, "numpy")
 
-COMMANDS = ["fit", "score", "explain", "export", "stability", "compare", "demo"]
+COMMANDS = [
+    "fit",
+    "score",
+    "explain",
+    "export",
+    "stability",
+    "compare",
+    "demo",
+    "precompile",
+]
 
 
 def _imported_after(code, modules=HEAVY):

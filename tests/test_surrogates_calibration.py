@@ -26,17 +26,17 @@ from treerank.surrogates import (
     PointwiseSquared,
     PointwiseSquaredHinge,
     bayes_optimal_rankings,
-    c_phi,
     calibration_gap,
     expected_metric,
     expected_metric_of_scores,
     expected_preferences,
-    in_p_dag,
-    in_p_f,
+    majority_preferences_acyclic,
     metric_regret,
     minimize_inner_risk,
-    op_margin,
+    order_preserving_margin,
+    preserves_majority_preferences,
     regret_bound,
+    weight_gap_norm,
 )
 
 
@@ -218,7 +218,7 @@ def test_worked_regret_table(s, value, perf, sur, bound):
     loss = PointwiseSquared().instance("dcg")
     U = loss.expected_utility(dist)
     assert_allclose(U, [3, 1, 0])
-    assert DCG3.c_phi(2) == pytest.approx(0.5)
+    assert DCG3.weight_gap_norm(2) == pytest.approx(0.5)
     assert float(bayes_optimal_rankings(DCG3, dist)[0]) == pytest.approx(
         3.630930, abs=1e-6
     )
@@ -245,9 +245,9 @@ def test_worked_regret_pairwise_squared():
 )
 def test_c_phi_dcg(n, expected):
     metric = PositionalMetric.dcg(n)
-    assert metric.c_phi(2) == pytest.approx(expected, abs=1e-6)
-    assert c_phi(metric.phi) == pytest.approx(expected, abs=1e-6)
-    assert c_phi([1.0]) == 0.0
+    assert metric.weight_gap_norm(2) == pytest.approx(expected, abs=1e-6)
+    assert weight_gap_norm(metric.phi) == pytest.approx(expected, abs=1e-6)
+    assert weight_gap_norm([1.0]) == 0.0
 
 
 ETA = 1.0
@@ -459,30 +459,32 @@ def test_bayes_optimal_rankings_agree_with_the_metric_layer(rng):
 def test_op_margin_is_positive_iff_order_matters():
     U = [2.0, 1.0, 1.0]
     for loss in (PointwiseSquared(), PairwiseLogistic(), PointwiseLogistic(eta=3.0)):
-        assert op_margin(loss, U, 0, 1) > 1e-4
-        assert op_margin(loss, U, 1, 2) == pytest.approx(0.0, abs=1e-7)
+        assert order_preserving_margin(loss, U, 0, 1) > 1e-4
+        assert order_preserving_margin(loss, U, 1, 2) == pytest.approx(0.0, abs=1e-7)
     # squared loss: inf over s_0 <= s_1 of (s-U)^2 is (U_0 - U_1)^2 / 2
-    assert op_margin(PointwiseSquared(), U, 0, 1) == pytest.approx(0.5, abs=1e-6)
+    assert order_preserving_margin(PointwiseSquared(), U, 0, 1) == pytest.approx(
+        0.5, abs=1e-6
+    )
 
 
 def test_noise_condition_p_dag_and_p_f():
     cycle = [[0, 1, 0], [0, 0, 1], [1, 0, 0]]
-    assert not in_p_dag(cycle)
+    assert not majority_preferences_acyclic(cycle)
     dist = [
         (np.array([[0, 1, 0], [0, 0, 1], [0, 0, 0]]), F(1, 2)),
         (np.array([[0, 0, 0], [0, 0, 0], [2, 0, 0]]), F(1, 2)),
     ]
     expected = expected_preferences(dist)
     assert expected[2, 0] == F(1) and expected[0, 1] == F(1, 2)
-    assert not in_p_dag(expected)  # 0 > 1 > 2 > 0
+    assert not majority_preferences_acyclic(expected)  # 0 > 1 > 2 > 0
 
     def net(y):
         return y.sum(axis=1) - y.sum(axis=0)
 
     acyclic = [(dist[0][0], F(1))]
-    assert in_p_dag(expected_preferences(acyclic))
-    assert in_p_f(acyclic, net)
-    assert not in_p_f(acyclic, lambda y: -net(y))
+    assert majority_preferences_acyclic(expected_preferences(acyclic))
+    assert preserves_majority_preferences(acyclic, net)
+    assert not preserves_majority_preferences(acyclic, lambda y: -net(y))
 
 
 @pytest.mark.parametrize(

@@ -23,11 +23,11 @@ from treerank.surrogates import (
     PDScoreSurrogate,
     PDSurrogate,
     PrecisionAtQSurrogate,
+    diagonal_order_is_ap_optimal,
     expected_map_target,
     greedy_feedback_arc_decoder,
-    in_p_dag,
-    in_p_f,
-    in_p_reinforce,
+    majority_preferences_acyclic,
+    preserves_majority_preferences,
 )
 from treerank.surrogates._decoders import all_rankings
 
@@ -196,7 +196,7 @@ def test_map_diagonal_decoder_on_p_reinforce(rng):
         g_star = p @ sur.target(support)
         assert_allclose(sur.to_matrix(g_star), u.astype(float), atol=1e-12)
         ranking = sur.decode(g_star)
-        if in_p_reinforce(u):
+        if diagonal_order_is_ap_optimal(u):
             inside += 1
             assert _is_optimal(sur, support, p, ranking)
         else:
@@ -221,7 +221,7 @@ def test_pd_greedy_decoder_on_p_dag(rng):
         expected = sum(q * y for q, y in zip(p, ys))
         assert_allclose(sur.to_matrix(g_star), expected)
         assert _is_optimal(exact, support, p, exact.decode(g_star))
-        if in_p_dag(expected):
+        if majority_preferences_acyclic(expected):
             checked += 1
             assert _is_optimal(exact, support, p, sur.decode(g_star))
             # on P_DAG the optimum is the sum over pairs of min(E y_ij, E y_ji)
@@ -245,7 +245,7 @@ def test_pd_score_surrogate_on_p_f(rng):
 
         g_star = p @ sur.target(np.stack(ys))
         assert_allclose(g_star, sum(q * net(y) for y, q in dist))
-        if in_p_f(dist, net):
+        if preserves_majority_preferences(dist, net):
             checked += 1
             assert _is_optimal(exact, np.stack(ys), p, sur.decode(g_star))
     assert checked > 10

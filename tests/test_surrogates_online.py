@@ -10,8 +10,8 @@ from treerank.metrics import average_precision_score, ndcg_score
 from treerank.surrogates import (
     OnlineListwisePerceptron,
     SLAMSurrogate,
-    default_vmax,
-    slam_vmax,
+    slam_weight_ratio,
+    slam_weight_ratio_bound,
     slam_weights,
 )
 
@@ -150,12 +150,18 @@ def test_theory_step_size_value():
 def test_default_vmax_bounds_every_label_vector(m):
     labels = np.array(list(itertools.product(range(4), repeat=m)), float)
     v = slam_weights(labels)
-    assert np.max(slam_vmax(v)) <= default_vmax("ndcg", m, max_grade=3) + 1e-9
+    assert (
+        np.max(slam_weight_ratio(v))
+        <= slam_weight_ratio_bound("ndcg", m, max_grade=3) + 1e-9
+    )
     vk = slam_weights(labels, weights="ndcg@k", k=2)
-    assert np.max(slam_vmax(vk)) <= default_vmax("ndcg@k", m, k=2, max_grade=3) + 1e-9
+    assert (
+        np.max(slam_weight_ratio(vk))
+        <= slam_weight_ratio_bound("ndcg@k", m, k=2, max_grade=3) + 1e-9
+    )
     binary = labels[np.all(labels <= 1, axis=1)]
     vm = slam_weights(binary, weights="map")
-    assert np.max(slam_vmax(vm)) <= default_vmax("map", m) + 1e-9
+    assert np.max(slam_weight_ratio(vm)) <= slam_weight_ratio_bound("map", m) + 1e-9
 
 
 def test_fit_equals_partial_fit_loop():

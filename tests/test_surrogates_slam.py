@@ -13,7 +13,7 @@ from treerank.surrogates import (
     ListNetSurrogate,
     PairwiseHingeSurrogate,
     SLAMSurrogate,
-    slam_vmax,
+    slam_weight_ratio,
     slam_weights,
 )
 from treerank.surrogates._groups import check_groups
@@ -108,7 +108,7 @@ def test_golden_values_weights():
     assert_allclose(slam_weights([1, 1, 0, 0, 0], weights="map"), [0.375, 0.3, 0, 0, 0])
     v = slam_weights([1, 1, 1, 1, 0], weights="map")
     assert_allclose(v, [1 / 8, 1 / 12, 1 / 16, 1 / 20, 0])
-    assert slam_vmax(v) == pytest.approx(2.5)
+    assert slam_weight_ratio(v) == pytest.approx(2.5)
     # m = 2, R = (1, 0)
     assert_allclose(slam_weights([1, 0], weights="map"), [0.5, 0])
     assert_allclose(slam_weights([1, 0]), [1 - 1 / np.log2(3), 0])
@@ -369,14 +369,14 @@ def test_weight_properties(rng):
         if np.any(y > 0):
             assert vk.sum() == pytest.approx(1.0)
             ratio = (2.0 ** y.max() - 1) / 1.0 * np.log2(min(3, m) + 1)
-            assert slam_vmax(vk) <= ratio + 1e-9
+            assert slam_weight_ratio(vk) <= ratio + 1e-9
         yb = (y > 1).astype(float)
         vm = slam_weights(yb, weights="map")
         r = yb.sum()
         assert vm.sum() <= 1 + 1e-12
         if 0 < r < m:
-            assert slam_vmax(vm) == pytest.approx(m / (m - r + 1))
-            assert slam_vmax(vm) <= m / 2 + 1e-12
+            assert slam_weight_ratio(vm) == pytest.approx(m / (m - r + 1))
+            assert slam_weight_ratio(vm) <= m / 2 + 1e-12
 
 
 def test_all_equal_relevance_gives_zero():

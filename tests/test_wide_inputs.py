@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from treerank._engine import BinMapper, bin_thresholds
+from treerank._engine._binning import _distinct_midpoints
 from treerank.cli import main
-from treerank.engine import BinMapper, bin_thresholds
-from treerank.engine._binning import _distinct_midpoints
 from treerank.model_io import load_model
 
 

@@ -5,7 +5,9 @@ The estimators (``TreeRank``, ``LeafRank``, ``LinearLeafRank``,
 from the top level; the subpackages
 (``treerank.metrics``, ``treerank.inspection``, ``treerank.datasets``, ...)
 are loaded on first access, so ``import treerank`` stays light and never
-imports matplotlib.
+imports matplotlib. ``set_config``, ``get_config`` and ``config_context`` hold
+treerank's settings; ``precompile`` compiles its numba kernels ahead of a
+first fit.
 """
 
 # Authors: The treerank developers
@@ -21,7 +23,6 @@ _SUBMODULES = [
     "bridge",
     "calibration",
     "datasets",
-    "engine",
     "ensemble",
     "exceptions",
     "export",
@@ -46,7 +47,13 @@ _ESTIMATORS = {
 }
 
 # top-level functions, imported on first access like the estimators
-_FUNCTIONS = {"two_sample_test": "treerank.inference"}
+_FUNCTIONS = {
+    "two_sample_test": "treerank.inference",
+    "config_context": "treerank._config",
+    "get_config": "treerank._config",
+    "set_config": "treerank._config",
+    "precompile": "treerank._precompile",
+}
 
 __all__ = [*_ESTIMATORS, *_FUNCTIONS, *_SUBMODULES, "__version__"]
 

@@ -16,11 +16,15 @@ part).
 :func:`start_background_compilation` starts that process
 (:mod:`treerank._compilation._warmup` run as a script, with this treerank first
 on its path) for the parts a fit needs, each at most once per process, only
-when their kernels are neither compiled here nor in the cache, and never when
-``TREERANK_BACKGROUND_COMPILE=0`` is set. It writes nothing but numba's
-cache, and a lock file next to it for its lifetime so that concurrent fits
-start one process, not one each. A fit that needs one of its kernels before
-it is stored waits for it
+when their kernels are neither compiled here nor marked as compiled
+(:mod:`treerank._compilation._markers`), never when
+``treerank.set_config(background_compilation=False)`` (or
+``TREERANK_BACKGROUND_COMPILE=0`` at start-up) is set, and never where it
+cannot work (:func:`unavailable_reason`: Windows, an interpreter that is not
+Python, a frozen application, a worker of ``joblib`` or ``multiprocessing``).
+It writes nothing but numba's cache, its markers, and a lock file next to them
+for its lifetime so that concurrent fits start one process, not one each. A
+fit that needs one of its kernels before it is marked waits for it
 (:func:`~treerank._compilation._helper.wait_for_background_compilation`):
 compiling it again would take at least as long, on a core that process uses.
 It waits at most a minute, and otherwise compiles the kernel itself, as it
@@ -35,7 +39,8 @@ never slower than without the process), and removes the lock such a process
 leaves behind; a later first fit replaces a lock whose process is gone instead
 of waiting for it to grow stale. Nothing is started when numba has no writable
 cache to store the kernels in
-(:func:`~treerank._compilation._cache.caching_disabled`).
+(:func:`~treerank._compilation._cache.caching_disabled`), or no writable
+folder for its markers.
 """
 
 # Authors: The treerank developers
@@ -49,27 +54,31 @@ from pathlib import Path
 from treerank._compilation import _helper
 from treerank._compilation._helper import (
     LOCK_NAME,
-    _index_path,
     _take_lock,
     wait_for_background_compilation,
 )
+from treerank._compilation._markers import marker_directory, marker_path
+from treerank._config import ENVIRONMENT_SWITCH, get_config
 
 __all__ = [
     "ENVIRONMENT_SWITCH",
     "LOCK_NAME",
     "PARTS",
     "start_background_compilation",
+    "unavailable_reason",
     "wait_for_background_compilation",
 ]
 
-# set to "0" to never start the process
-ENVIRONMENT_SWITCH = "TREERANK_BACKGROUND_COMPILE"
+# names of the Python interpreters (the file of sys.executable, or the file it
+# links to): a program named otherwise (uwsgi, httpd with mod_wsgi, a host
+# application embedding Python) cannot be given Python's command line
+_INTERPRETERS = ("python", "pypy", "graalpy")
 # what it compiles: the routing's and the leaf tables' kernels (every forest
 # and tree), then the median's (a forest aggregated by it): those of large
 # problems, those of small exact ones (one kernel for the whole local search)
 # and the sort of the cells of large forests; the median's of the fit's size
 # first
-PARTS = ("routing", "median", "small median", "cell sort")
+PARTS = ("routing", "median", "small-median", "cell-sort")
 # the parts this process asked for (started or found compiled)
 _started = set()
 # starts the command of its arguments in a new session, detached, writes its
@@ -87,7 +96,7 @@ _LAUNCHER = (
 def _part_kernels(part):
     """Two kernels of ``part`` that only its warm-up compiles early."""
     if part == "routing":
-        from treerank.engine import _routing
+        from treerank._engine import _routing
 
         return (_routing.compile_graph, _routing.route_values)
     from treerank.aggregation import (
@@ -96,9 +105,9 @@ def _part_kernels(part):
         _local_search_kernels,
     )
 
-    if part == "small median":
+    if part == "small-median":
         return (_local_search_kernels._local_search_kernel,)
-    if part == "cell sort":
+    if part == "cell-sort":
         return (_cell_index._lexicographic_kernel,)
     return (
         _local_search_kernels._window_sums_kernel,
@@ -106,26 +115,102 @@ def _part_kernels(part):
     )
 
 
-def _is_cold(part):
-    """Whether no kernel of ``part`` is compiled here or stored in the cache."""
+def _is_python(executable):
+    """Whether the file ``executable`` is a Python interpreter, by its name.
+
+    Its name, or that of the file it links to, without ``.exe``, starts with
+    ``python``, ``pypy`` or ``graalpy`` (``python3.12``, ``pypy3``, ...).
+    """
+    if not executable:
+        return False
+    path = Path(executable)
+    names = [path.name]
+    try:
+        if not path.is_file() or not os.access(path, os.X_OK):
+            return False
+        names.append(path.resolve().name)
+    except OSError:
+        return False
+    return any(
+        name.lower().removesuffix(".exe").startswith(_INTERPRETERS) for name in names
+    )
+
+
+def _parent_process():
+    """The process that started this one through ``multiprocessing`` (or None).
+
+    Set in every child of ``multiprocessing`` (any start method), of
+    ``concurrent.futures.ProcessPoolExecutor`` and of joblib's loky workers.
+    """
+    import multiprocessing
+
+    return multiprocessing.parent_process()
+
+
+def unavailable_reason(
+    *, os_name=None, executable=None, frozen=None, parent_process=None
+):
+    """Why a second compiling process cannot be started here (None: it can).
+
+    Each argument defaults to this process's own value, so that every case can
+    be checked without faking it.
+
+    - Windows (``os.name == "nt"``): the checks of the process are those of
+      POSIX (``/proc``, ``os.kill(pid, 0)``, which on Windows would terminate
+      it) and its detached start a POSIX session;
+    - ``sys.executable`` is empty, missing, or not a Python interpreter by its
+      name (``uwsgi``, ``httpd`` with mod_wsgi, an application that embeds
+      Python): it would not run a Python command line;
+    - a frozen application (``sys.frozen``, PyInstaller and the like):
+      ``sys.executable`` is the application;
+    - a child of ``multiprocessing`` (a worker of joblib's loky or
+      multiprocessing backends, of ``concurrent.futures``): a pool of workers
+      already uses the cores, and each would start its own.
+
+    Parameters
+    ----------
+    os_name : str, default=None
+        ``os.name`` if None.
+    executable : str, default=None
+        ``sys.executable`` if None.
+    frozen : bool, default=None
+        ``getattr(sys, "frozen", False)`` if None.
+    parent_process : object, default=None
+        ``multiprocessing.parent_process()`` if None; ``False`` for none.
+
+    Returns
+    -------
+    reason : str or None
+
+    Examples
+    --------
+    >>> from treerank._compilation._background import unavailable_reason
+    >>> unavailable_reason(os_name="nt")
+    'Windows is not supported'
+    >>> unavailable_reason(os_name="posix", executable="/usr/bin/uwsgi")
+    "sys.executable ('/usr/bin/uwsgi') is not a Python interpreter"
+    """
+    os_name = os.name if os_name is None else os_name
+    if os_name == "nt":
+        return "Windows is not supported"
+    frozen = getattr(sys, "frozen", False) if frozen is None else frozen
+    if frozen:
+        return "a frozen application"
+    executable = sys.executable if executable is None else executable
+    if not _is_python(executable):
+        return f"sys.executable ({executable!r}) is not a Python interpreter"
+    parent = _parent_process() if parent_process is None else parent_process
+    if parent:
+        return "a child process of multiprocessing (a worker of joblib or a pool)"
+    return None
+
+
+def _is_cold(part, directory):
+    """Whether no kernel of ``part`` is compiled here or marked in ``directory``."""
     for kernel in _part_kernels(part):
-        index = _index_path(kernel)
-        if kernel.signatures or index is None or index.exists():
+        if kernel.signatures or marker_path(directory, kernel).exists():
             return False
     return True
-
-
-def _cold_cache_directory(parts=PARTS):
-    """The directory of the lock if some of ``parts`` is cold, else None.
-
-    The lock lives next to the median's kernels in the cache, whatever the
-    parts; None as well when numba does not cache (caching disabled, no
-    writable location).
-    """
-    if not any(_is_cold(part) for part in parts):
-        return None
-    index = _index_path(_part_kernels("median")[0])
-    return None if index is None else index.parent
 
 
 def start_background_compilation(median=True, small=False):
@@ -140,17 +225,20 @@ def start_background_compilation(median=True, small=False):
         The fit's median is a small problem (fewer than 2^17 cells x trees):
         its kernels first, then those of large problems.
 
-    Does nothing when ``TREERANK_BACKGROUND_COMPILE`` is ``"0"``, for a part
-    this process already asked for, when the kernels are compiled or cached,
-    when numba does not cache, when another process is compiling them, or
-    when no Python interpreter can be started; never raises.
+    Does nothing when ``background_compilation`` is off
+    (:func:`treerank.set_config`, :func:`treerank.config_context`, or
+    ``TREERANK_BACKGROUND_COMPILE=0`` at start-up), where it cannot work
+    (:func:`unavailable_reason`), for a part this process already asked for,
+    when the kernels are compiled or marked as compiled, when numba does not
+    cache, when another process is compiling them, or when no Python
+    interpreter can be started; never raises.
 
     Returns
     -------
     started : bool
         Whether a process was started.
     """
-    if os.environ.get(ENVIRONMENT_SWITCH, "1") == "0":
+    if not get_config()["background_compilation"]:
         return False
     order = list(PARTS) if median else ["routing"]
     if median and small:  # the kernels of the fit's size first
@@ -159,18 +247,20 @@ def start_background_compilation(median=True, small=False):
     if not wanted:
         return False
     _started.update(wanted)
-    if getattr(sys, "frozen", False) or not sys.executable:
-        return False
     try:
+        if unavailable_reason() is not None:
+            return False
         from numba.core import config
 
         from treerank._compilation._cache import caching_disabled
 
         if config.DISABLE_JIT or caching_disabled():
             return False
-        parts = [part for part in wanted if _is_cold(part)]
-        directory = _cold_cache_directory(parts)
-        if directory is None or not _take_lock(directory):
+        directory = marker_directory()
+        if directory is None:
+            return False
+        parts = [part for part in wanted if _is_cold(part, directory)]
+        if not parts or not _take_lock(directory):
             return False
         # the directory holding this treerank package
         package_root = str(Path(__file__).resolve().parents[2])

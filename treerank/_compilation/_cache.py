@@ -8,7 +8,7 @@ kernel so, or without the cache when numba finds no writable location (a
 read-only install), with one :class:`~treerank.exceptions.KernelCacheWarning`
 per process; :func:`caching_disabled` tells whether that happened (the
 background compilation then starts nothing: it could store nothing). The
-kernels' own options are the engine's (``treerank.engine._jit``).
+kernels' own options are the engine's (``treerank._engine._jit``).
 """
 
 # Authors: The treerank developers
@@ -23,15 +23,17 @@ import numba
 
 from treerank.exceptions import KernelCacheWarning
 
-__all__ = ["cached_njit", "caching_disabled"]
+__all__ = ["cached_njit", "caching_disabled", "declared_kernels"]
 
 # the modules whose frames stand between a kernel's declaration and the
 # warning: the warning points at the module that declares the kernel
-_DECLARING_MODULES = (__name__, "treerank.engine._jit")
+_DECLARING_MODULES = (__name__, "treerank._engine._jit")
 
 # the kernels declared without a cache (no writable cache location), by name
 _uncached = []
 _uncached_lock = threading.Lock()
+# every kernel declared by cached_njit in this process, in order
+_declared = []
 
 
 def caching_disabled():
@@ -41,6 +43,19 @@ def caching_disabled():
     :func:`cached_njit`); such kernels are compiled in each process.
     """
     return bool(_uncached)
+
+
+def declared_kernels():
+    """The kernels declared by :func:`cached_njit` so far in this process.
+
+    Those of the modules imported so far, in the order of their declaration:
+    the compilation ahead of a fit records which of them it compiled.
+
+    Returns
+    -------
+    kernels : tuple of numba dispatchers
+    """
+    return tuple(_declared)
 
 
 def _warn_no_cache(function):
@@ -87,20 +102,23 @@ def cached_njit(function, **options):
 
     Examples
     --------
-    The kernels of an installed package are cached (a function typed at a
-    prompt has no file to cache next to, and would give the warning):
+    The kernels of an installed package are declared through it, and cached
+    when numba has a writable cache (a function typed at a prompt has no file
+    to cache next to, and would give the warning):
 
-    >>> from treerank.engine import _binning
-    >>> from treerank._compilation._cache import caching_disabled
-    >>> _binning._bin_rows._cache.__class__.__name__ != "NullCache"
+    >>> from treerank._engine import _binning
+    >>> from treerank._compilation._cache import caching_disabled, declared_kernels
+    >>> _binning._bin_rows in declared_kernels()
     True
     >>> caching_disabled()
     False
     """
     try:
-        return numba.njit(cache=True, **options)(function)
+        kernel = numba.njit(cache=True, **options)(function)
     except RuntimeError as error:
         if "cannot cache" not in str(error):
             raise
         _warn_no_cache(function)
-        return numba.njit(cache=False, **options)(function)
+        kernel = numba.njit(cache=False, **options)(function)
+    _declared.append(kernel)
+    return kernel

@@ -3,7 +3,7 @@
 :func:`~treerank._compilation._background.start_background_compilation` starts
 a second Python process that compiles kernels into numba's cache
 (:mod:`treerank._compilation._warmup` run as a script). For its lifetime it
-holds a lock file next to the cache (:data:`LOCK_NAME`), which holds its
+holds a lock file in the folder of its markers (:data:`LOCK_NAME`), which holds its
 process id, so that concurrent fits start one process, not one each. A fit
 that needs one of its kernels before it is stored waits for it
 (:func:`wait_for_background_compilation`): compiling it again would take at
@@ -19,8 +19,10 @@ itself: never slower than without the process), and removes the lock such a
 process leaves behind; a later first fit replaces a lock whose process is gone
 instead of waiting for it to grow stale.
 
-This module imports nothing of treerank: the compiled kernels that wait for
-the process (the aggregation's, the forest's) import it without a cycle.
+This module imports nothing of treerank but the markers
+(:mod:`treerank._compilation._markers`, which import nothing of treerank): the
+compiled kernels that wait for the process (the aggregation's, the forest's)
+import it without a cycle.
 """
 
 # Authors: The treerank developers
@@ -30,13 +32,15 @@ import os
 import time
 from pathlib import Path
 
+from treerank._compilation._markers import marker_path
+
 __all__ = ["LOCK_NAME", "wait_for_background_compilation"]
 
-# the file the process holds next to the cache for its lifetime
+# the file the process holds in the markers' folder for its lifetime
 LOCK_NAME = "treerank-warmup.lock"
 # a lock older than this is left over by a process that did not finish
 _STALE_LOCK_SECONDS = 600.0
-# the cache directory where this process started the second process (set by
+# the marker directory where this process started the second process (set by
 # start_background_compilation; None: nothing to wait for)
 _directory = None
 # the longest wait for it, in seconds (it compiles for about 10 s)
@@ -45,14 +49,6 @@ _MAX_WAIT = 60.0
 _STALL_SECONDS = 3.0
 # what the command line of the compiling process holds
 _MODULE = "treerank._compilation._warmup"
-
-
-def _index_path(kernel):
-    """The cache index file of a kernel (None when numba does not cache it)."""
-    try:
-        return Path(kernel._cache._cache_file._index_path)
-    except AttributeError:
-        return None
 
 
 def _lock_pid(lock):
@@ -133,7 +129,8 @@ def wait_for_background_compilation(kernel):
 
     When this process started it, it still runs (its lock exists, its
     process is alive and not stopped) and ``kernel`` is neither compiled here
-    nor cached, this waits until the kernel is cached or the process ends,
+    nor marked as compiled by it (:mod:`treerank._compilation._markers`),
+    this waits until the process marks it or ends,
     at most a minute, and no longer than a few seconds
     (``_STALL_SECONDS``) without the process using processor time; after
     giving up it never waits again. A lock whose process is gone is removed.
@@ -150,11 +147,11 @@ def wait_for_background_compilation(kernel):
         return
     try:
         lock = _directory / LOCK_NAME
-        index = _index_path(kernel)
+        marker = marker_path(_directory, kernel)
         now = time.monotonic()
         deadline = now + _MAX_WAIT
         pid, ticks, progressed = _lock_pid(lock), None, now
-        while index is not None and lock.exists() and not index.exists():
+        while lock.exists() and not marker.exists():
             now = time.monotonic()
             if pid is None:
                 pid = _lock_pid(lock)

@@ -11,13 +11,22 @@ compiles the same specializations:
   out-of-bag sums and means (:func:`warm_leaf_table_kernels`);
 - ``median``: a synthetic forest of 2,000 rows and 100 trees aggregated by its
   median and new rows placed in it (:func:`warm_median_kernels`);
-- ``small median``: the same on 300 rows, a small exact problem whose whole
+- ``small-median``: the same on 300 rows, a small exact problem whose whole
   local search runs in one kernel;
-- ``cell sort``: the sort of the cells of forests of more than 4,096 cells
+- ``cell-sort``: the sort of the cells of forests of more than 4,096 cells
   (:func:`warm_cell_sort_kernel`), which a fit on 2,000 rows does not use.
 
-Its arguments are the directory of the lock (removed when it ends) and the
-parts to compile, in that order (all when none is given).
+After each step, and before each compilation (when numba has stored the
+kernels compiled before it in its cache), it writes the markers of the kernels
+it compiled (or loaded from the cache) in the directory of its lock
+(:func:`~treerank._compilation._markers.record_compiled`), which a fit waiting
+for one of them watches. ``treerank precompile`` runs the same steps in its own
+process (:mod:`treerank._precompile`), after a growth step
+(:func:`warm_growth_kernels`) that the background process leaves to the fit.
+
+Its arguments are the directory of the lock and markers (the lock is removed
+when it ends) and the parts to compile, in that order (all when none is
+given).
 """
 
 import sys
@@ -26,17 +35,21 @@ from pathlib import Path
 import numpy as np
 
 from treerank._compilation._background import PARTS
+from treerank._compilation._cache import caching_disabled, declared_kernels
 from treerank._compilation._helper import LOCK_NAME
+from treerank._compilation._markers import record_compiled
 
 __all__ = [
+    "STEPS",
     "warm_cell_sort_kernel",
+    "warm_growth_kernels",
     "warm_leaf_table_kernels",
     "warm_median_kernels",
     "warm_routing_kernels",
 ]
 
 
-def warm_median_kernels(n_rows=2000, n_trees=100, n_leaves=40, seed=0):
+def warm_median_kernels(n_rows=2000, n_trees=100, n_leaves=40, seed=0, checkpoint=None):
     """Aggregate a synthetic forest by its Kendall median, and place new rows.
 
     Runs the median's fit and prediction, on leaf ranks of ``n_trees``
@@ -50,6 +63,9 @@ def warm_median_kernels(n_rows=2000, n_trees=100, n_leaves=40, seed=0):
         Size of the synthetic forest.
     seed : int
         Seed of the synthetic leaf ranks.
+    checkpoint : callable or None, default=None
+        Called without arguments between the fit (the median's search) and
+        the placement of new rows, whose kernels a fit needs later.
 
     Returns
     -------
@@ -77,6 +93,8 @@ def warm_median_kernels(n_rows=2000, n_trees=100, n_leaves=40, seed=0):
     values = [np.sort(rng.random(n_leaves))[::-1].copy() for _ in range(n_trees)]
     aggregate._set_leaf_values("rate", values)
     aggregate._aggregate(leaf_ranks, np.ones(n_rows), seed)
+    if checkpoint is not None:
+        checkpoint()
     # rows in cells the fit did not see
     new = leaf_ranks[rng.permutation(n_rows)]
     new[:, ::2] = new[::-1, ::2]
@@ -166,7 +184,7 @@ def warm_routing_kernels(n_rows=64, n_features=3, n_trees=3, seed=0):
     >>> ranks.shape, sorted(np.unique(ranks).tolist()) == [0, 1]
     ((8, 2), True)
     """
-    from treerank.engine import Router, SplitRules, route_binned
+    from treerank._engine import Router, SplitRules, route_binned
     from treerank.tree._structure import RankingTreeStructure
 
     # one master split whose rule is one split on feature 0: left (the
@@ -202,22 +220,101 @@ def warm_routing_kernels(n_rows=64, n_features=3, n_trees=3, seed=0):
     return router.leaf_ranks(X)
 
 
+def warm_growth_kernels(n_rows=300, n_features=4, seed=0):
+    """Fit and score a small default tree and forest, as a first fit does.
+
+    Compiles the kernels whose specializations depend on the trees being
+    grown (binning, histograms, split search, the LeafRank's and the master
+    tree's growth), which the background process leaves to the fit, on
+    numeric data with missing values.
+
+    Parameters
+    ----------
+    n_rows, n_features : int
+        Size of the synthetic data.
+    seed : int
+        Seed of the synthetic data.
+
+    Returns
+    -------
+    scores : ndarray of shape (n_rows,)
+        The forest's ``decision_function`` on the training rows.
+
+    Examples
+    --------
+    >>> from treerank._compilation._warmup import warm_growth_kernels
+    >>> warm_growth_kernels(n_rows=80, n_features=2).shape
+    (80,)
+    """
+    from treerank._config import config_context
+    from treerank.ensemble import RankingForest
+    from treerank.tree import TreeRank
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_rows, n_features))
+    y = (X[:, 0] + 0.5 * rng.normal(size=n_rows) > 0).astype(int)
+    X[::17, -1] = np.nan
+    with config_context(background_compilation=False):
+        TreeRank(random_state=seed).fit(X, y).decision_function(X)
+        forest = RankingForest(n_estimators=10, random_state=seed).fit(X, y)
+        return forest.decision_function(X)
+
+
+def _small_median(checkpoint=None):
+    # a small exact problem: the whole local search in one kernel
+    warm_median_kernels(n_rows=300, n_trees=100, n_leaves=20, checkpoint=checkpoint)
+
+
+# the steps of each part, in order; each step takes a checkpoint (called
+# within the step when part of its kernels are needed earlier than the rest)
+STEPS = {
+    "routing": (
+        lambda checkpoint=None: warm_routing_kernels(),
+        lambda checkpoint=None: warm_leaf_table_kernels(),
+    ),
+    "median": (lambda checkpoint=None: warm_median_kernels(checkpoint=checkpoint),),
+    "small-median": (_small_median,),
+    "cell-sort": (lambda checkpoint=None: warm_cell_sort_kernel(),),
+}
+
+
 def _main(argv):
-    lock = Path(argv[1]) / LOCK_NAME if len(argv) > 1 else None
-    steps = {
-        "routing": (warm_routing_kernels, warm_leaf_table_kernels),
-        "median": (warm_median_kernels,),
-        # a small exact problem: the whole local search in one kernel
-        "small median": (
-            lambda: warm_median_kernels(n_rows=300, n_trees=100, n_leaves=20),
-        ),
-        "cell sort": (warm_cell_sort_kernel,),
-    }
+    directory = Path(argv[1]) if len(argv) > 1 else None
+    lock = directory / LOCK_NAME if directory is not None else None
+    recorded = set()  # the ids of the kernels marked
+
+    def checkpoint():
+        # the markers of what is now compiled, and so cached
+        if directory is None or caching_disabled():
+            return
+        kernels = [k for k in declared_kernels() if id(k) not in recorded]
+        kernels = [k for k in kernels if k.signatures]
+        try:
+            record_compiled(directory, kernels)
+        except OSError:  # the fit then waits until this process ends
+            return
+        recorded.update(id(k) for k in kernels)
+
+    from numba.core import event
+
+    class MarkBeforeEachCompilation(event.Listener):
+        # numba stores a kernel in its cache after its compilation event ends,
+        # before the next compilation starts: when one starts, every kernel
+        # compiled so far is cached, and marked now, so that a waiting fit
+        # goes on without waiting for the end of the step
+        def on_start(self, ev):
+            checkpoint()
+
+        def on_end(self, ev):
+            pass
+
     try:
-        # in the order asked (the order a fit needs them)
-        for part in argv[2:] or PARTS:
-            for step in steps[part]:
-                step()
+        with event.install_listener("numba:compile", MarkBeforeEachCompilation()):
+            # in the order asked (the order a fit needs them)
+            for part in argv[2:] or PARTS:
+                for step in STEPS[part]:
+                    step(checkpoint=checkpoint)
+                    checkpoint()
     finally:
         if lock is not None:
             lock.unlink(missing_ok=True)

@@ -19,7 +19,7 @@ import itertools
 
 import numpy as np
 
-from treerank.engine._jit import aggregation_jit
+from treerank._engine._jit import aggregation_jit
 from treerank.utils.validation import check_sample_weight
 
 __all__ = ["check_bucket_order", "check_rankings", "dense_bucket_order"]

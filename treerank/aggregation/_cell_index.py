@@ -19,8 +19,8 @@ lexicographically by a compiled merge sort of the distinct rows.
 
 import numpy as np
 
-from treerank.engine._jit import aggregation_jit, inner_jit
-from treerank.engine._sorting import counting_argsort, stable_argsort
+from treerank._engine._jit import aggregation_jit, inner_jit
+from treerank._engine._sorting import counting_argsort, stable_argsort
 
 __all__ = ["CellIndex"]
 

@@ -15,8 +15,8 @@ block sizes and the search keys are built by :mod:`._insertion`.
 
 import numpy as np
 
+from treerank._engine._jit import aggregation_jit, inner_jit
 from treerank.aggregation._kernels import _count_below
-from treerank.engine._jit import aggregation_jit, inner_jit
 
 __all__ = []
 

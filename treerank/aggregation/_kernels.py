@@ -21,8 +21,8 @@ dense dtype of :class:`~._bucket_order._RankingData`, ranking weights as
 
 import numpy as np
 
-from treerank.engine._jit import aggregation_jit, inner_jit
-from treerank.engine._sorting import counting_argsort
+from treerank._engine._jit import aggregation_jit, inner_jit
+from treerank._engine._sorting import counting_argsort
 
 __all__ = []
 

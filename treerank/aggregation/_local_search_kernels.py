@@ -15,9 +15,9 @@ and ``ranks_t`` (M, B), ranking weights as ``group_bounds`` and
 
 import numpy as np
 
+from treerank._engine._jit import aggregation_jit, inner_jit
+from treerank._engine._sorting import counting_argsort, stable_argsort
 from treerank.aggregation._kernels import _count_lt_le, _gather_sorted
-from treerank.engine._jit import aggregation_jit, inner_jit
-from treerank.engine._sorting import counting_argsort, stable_argsort
 
 __all__ = []
 

@@ -20,10 +20,10 @@ from sklearn.utils import check_random_state
 from sklearn.utils.parallel import Parallel, delayed
 
 from treerank._compilation._background import start_background_compilation
+from treerank._engine import merge_identical_rows, route_binned
 from treerank.aggregation._kemeny import METHODS as KEMENY_METHODS
 from treerank.aggregation._kernels import _use_compiled
 from treerank.base import check_sparse_splitter, keep_background
-from treerank.engine import merge_identical_rows, route_binned
 from treerank.ensemble._multipartite import fit_graded_forest
 from treerank.ensemble._tree_aggregate import TreeAggregate
 from treerank.metrics._roc import roc_auc_score
@@ -104,9 +104,9 @@ def _grow_engine_tree(
 
     The in-sample rows take their leaves from the growth's final partition;
     only the out-of-sample rows are routed (through the bin codes). With
-    ``merged`` (a :class:`~treerank.engine.MergedRows` and the merged rows'
+    ``merged`` (a :class:`~treerank._engine.MergedRows` and the merged rows'
     data and classes), the tree is grown on the merged rows: the tree of the
-    rows themselves, grown faster (see :mod:`treerank.engine._row_merging`).
+    rows themselves, grown faster (see :mod:`treerank._engine._row_merging`).
     """
     rng = np.random.RandomState(seed)
     counts = _draw_sample(

@@ -18,8 +18,8 @@ the last bit, and each row's mean depends on that row alone.
 
 import numpy as np
 
+from treerank._engine._jit import jit
 from treerank.aggregation._threads import run_on_parts, split_range
-from treerank.engine._jit import jit
 
 __all__ = ["LeafTable"]
 

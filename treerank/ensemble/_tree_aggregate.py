@@ -31,6 +31,12 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.parallel import Parallel, delayed
 
 from treerank._compilation._helper import wait_for_background_compilation
+from treerank._engine import (
+    Router,
+    bin_representatives,
+    find_cell_corners,
+    threshold_grids,
+)
 from treerank.aggregation._cell_index import CellIndex, _lookup
 from treerank.aggregation._insertion import ConsensusInserter
 from treerank.aggregation._insertion_kernels import _region_full_kernel
@@ -49,12 +55,6 @@ from treerank.calibration import (
     calibrated_probability,
     midrank_quantiles,
     quantile_calibration,
-)
-from treerank.engine import (
-    Router,
-    bin_representatives,
-    find_cell_corners,
-    threshold_grids,
 )
 from treerank.ensemble._leaf_scores import (
     leaf_midranks,
@@ -593,7 +593,7 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
         self.__dict__["_corners"] = corners
 
     def _find_cell_corners(self, X, rows):
-        """A point of each cell, as corner codes (:mod:`treerank.engine._cell_corners`).
+        """A point of each cell, as corner codes (:mod:`treerank._engine._cell_corners`).
 
         ``rows[c]`` is a training row of cell c. Model files store these few
         bytes per feature instead of one leaf per tree. None unless the trees

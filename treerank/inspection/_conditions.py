@@ -22,9 +22,9 @@ never a value written as an equality.
 
 import numpy as np
 
-from treerank.engine import MISSING_BIN
-from treerank.engine._jit import jit
-from treerank.engine._routing import CATEGORICAL
+from treerank._engine import MISSING_BIN
+from treerank._engine._jit import jit
+from treerank._engine._routing import CATEGORICAL
 from treerank.inspection._interventional import _FEATURE_MASK, follow
 
 __all__ = ["RowConditions", "row_conditions"]

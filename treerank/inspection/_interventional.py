@@ -74,9 +74,9 @@ smaller errors than 50 rows shared by every tree (5,000 walks); see
 import numpy as np
 from scipy.special import gammaln
 
-from treerank.engine import MISSING_BIN
-from treerank.engine._jit import jit
-from treerank.engine._routing import CATEGORICAL, MISSING_RIGHT, _in_set
+from treerank._engine import MISSING_BIN
+from treerank._engine._jit import jit
+from treerank._engine._routing import CATEGORICAL, MISSING_RIGHT, _in_set
 
 __all__ = [
     "cube_weights",
@@ -132,7 +132,7 @@ def longest_path(nodes):
     """Most decisions on a path of the graphs (0 without decisions).
 
     A decision's children are numbered after it (the order in which
-    :func:`~treerank.engine.compile_graph` numbers them), so one pass from
+    :func:`~treerank._engine.compile_graph` numbers them), so one pass from
     the last decision to the first gives every decision's height.
     """
     height = np.zeros(nodes.shape[0], dtype=np.int64)
@@ -309,7 +309,7 @@ def interventional_values(
     Z_next : ndarray of int32 of shape (n_background, n_decisions)
         :func:`next_nodes` of the background sample.
     entries, nodes, tests, category_sets :
-        The trees' decision graphs, as in :class:`~treerank.engine.Router`.
+        The trees' decision graphs, as in :class:`~treerank._engine.Router`.
     values : ndarray of float64
         The trees' leaf values, tree b's leaf of rank r at
         ``values[value_offset[b] + r]``; the model is the sum over the trees.

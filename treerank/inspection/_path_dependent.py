@@ -41,7 +41,7 @@ reaches), so the path-dependent form is refused there.
 
 import numpy as np
 
-from treerank.engine._jit import jit
+from treerank._engine._jit import jit
 from treerank.inspection._interventional import _FEATURE_MASK, follow
 
 __all__ = ["decision_masses", "gauss_legendre_table", "path_dependent_values"]
@@ -53,7 +53,7 @@ def decision_masses(graph, leaf_masses):
     Parameters
     ----------
     graph : tuple
-        A tree's decision graph (:func:`~treerank.engine.compile_graph`).
+        A tree's decision graph (:func:`~treerank._engine.compile_graph`).
     leaf_masses : ndarray of shape (n_leaves,)
         Training mass of each leaf, by rank.
 
@@ -173,7 +173,7 @@ def path_dependent_values(
     ----------
     X : ndarray of float64 of shape (n_samples, n_features)
     entries, nodes, tests, category_sets :
-        Tree-shaped decision graphs, as in :class:`~treerank.engine.Router`.
+        Tree-shaped decision graphs, as in :class:`~treerank._engine.Router`.
     masses : ndarray of float64 of shape (n_decisions,)
         Training mass of each decision (:func:`decision_masses`).
     leaf_masses : ndarray of float64

@@ -26,7 +26,7 @@ compare every explanation with the model's own ``decision_function``.
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from treerank.engine import Router
+from treerank._engine import Router
 from treerank.ensemble import TreeAggregate
 
 __all__ = [
@@ -214,7 +214,7 @@ class TreeSum:
     Parameters
     ----------
     graphs : list of tuple
-        Each tree's decision graph (:func:`~treerank.engine.compile_graph`).
+        Each tree's decision graph (:func:`~treerank._engine.compile_graph`).
     category_sets : list of ndarray
         Each tree's category sets.
     values : list of ndarray of float64

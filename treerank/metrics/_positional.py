@@ -58,6 +58,7 @@ __all__ = [
     "gain_shift",
     "gain_values",
     "ideal_dcg",
+    "position_weight_gap_norm",
     "precision_weight",
     "recall_weight",
 ]
@@ -411,6 +412,37 @@ def _tie_classes(values, atol):
 # ---------------------------------------------------------------------------
 # The class
 # ---------------------------------------------------------------------------
+
+
+def position_weight_gap_norm(phi, p=2):
+    """``C_phi(p)``: the p-norm of the gaps between symmetric position weights.
+
+    ``(sum_{i <= n/2} (phi(i) - phi(n - i + 1))**p)**(1/p)``, the largest gap
+    for ``p = inf``; 0 for fewer than two positions. The one computation behind
+    :meth:`PositionalMetric.weight_gap_norm` and
+    :func:`treerank.surrogates.weight_gap_norm`.
+
+    Parameters
+    ----------
+    phi : array-like of shape (n_items,)
+        Position weights, non-increasing.
+    p : float, default=2
+        Exponent, ``p >= 1`` (or ``inf``).
+
+    Returns
+    -------
+    c : float
+    """
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not p >= 1:
+        raise ValueError(f"p must be a number >= 1 (or inf); got {p!r}.")
+    phi = np.asarray(phi, dtype=np.float64)
+    half = phi.shape[0] // 2
+    if half == 0:
+        return 0.0
+    gaps = phi[:half] - phi[::-1][:half]
+    if math.isinf(p):
+        return float(np.max(gaps))
+    return float(np.sum(gaps**p) ** (1.0 / p))
 
 
 class PositionalMetric:
@@ -799,11 +831,12 @@ class PositionalMetric:
 
     # -- regret-bound constant ---------------------------------------------
 
-    def c_phi(self, p=2):
-        """The constant ``C_phi(p)`` of the regret bounds.
+    def weight_gap_norm(self, p=2):
+        """The constant ``C_phi(p)`` of the regret bounds: a norm of weight gaps.
 
         ``C_phi(p) = (sum_{i=1..floor(n/2)} (phi(i) - phi(n - i + 1))**p)**(1/p)``
-        (Calauzenes et al. 2013, eq. 10); ``p = inf`` gives the maximum term.
+        (Calauzenes et al. 2013, eq. 10): the p-norm of the gaps between the
+        weights of symmetric positions; ``p = inf`` gives the largest gap.
 
         Parameters
         ----------
@@ -818,18 +851,10 @@ class PositionalMetric:
         Examples
         --------
         >>> from treerank.metrics import PositionalMetric
-        >>> round(PositionalMetric.dcg(3).c_phi(2), 6)
+        >>> round(PositionalMetric.dcg(3).weight_gap_norm(2), 6)
         0.5
         """
-        if isinstance(p, bool) or not isinstance(p, numbers.Real) or not p >= 1:
-            raise ValueError(f"p must be a number >= 1 (or inf); got {p!r}.")
-        half = self.n_items // 2
-        gaps = self.phi[:half] - self.phi[::-1][:half]
-        if half == 0:
-            return 0.0
-        if math.isinf(p):
-            return float(np.max(gaps))
-        return float(np.sum(gaps**p) ** (1.0 / p))
+        return position_weight_gap_norm(self.phi, p)
 
     # -- factories ----------------------------------------------------------
 

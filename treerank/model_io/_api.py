@@ -16,7 +16,7 @@ What a file holds (``model.json`` and arrays, see
   cells of the common subpartition, their consensus positions and masses
   (``aggregation="median"``; a cell is stored as a point inside it, a code per
   feature, when its forest has those points, see
-  :mod:`treerank.engine._cell_corners`, else as its leaves), the leaf
+  :mod:`treerank._engine._cell_corners`, else as its leaves), the leaf
   mid-ranks (``"borda"``; :mod:`treerank.model_io._forest_aggregation`), and
   the isotonic calibration as a step function (only the levels around its
   steps, which predict identically; :mod:`treerank.model_io._calibration`).

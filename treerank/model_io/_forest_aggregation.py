@@ -8,7 +8,7 @@ What a RankingForest needs, beyond its trees, to score a row as it did:
 - with ``aggregation="median"``, the cells of the common subpartition, their
   consensus positions and masses. A cell is stored as a point inside it, a
   code per feature, when its forest has those points (see
-  :mod:`treerank.engine._cell_corners`): the consensus is then the sizes of
+  :mod:`treerank._engine._cell_corners`): the consensus is then the sizes of
   its buckets, the cells in the consensus order; else as its leaves, sorted;
 - with ``aggregation="borda"``, the leaf mid-ranks of every tree;
 - with ``include_training_data=True``, the per-training-row arrays
@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from treerank.engine import corner_values, threshold_grids
+from treerank._engine import corner_values, threshold_grids
 from treerank.model_io._arrays import (
     ROUNDING,
     check_array,
@@ -186,7 +186,7 @@ def _median_from_corners(model, arrays):
     """Cells, consensus and masses of a file storing the cells as points.
 
     ``cell_corners`` holds a point of every cell (corner codes,
-    :mod:`treerank.engine._cell_corners`) in the consensus order,
+    :mod:`treerank._engine._cell_corners`) in the consensus order,
     ``cell_bucket_sizes`` the number of cells in each bucket of the consensus,
     ``cell_weights`` their masses in the same order. The cells are the leaves
     of the points, sorted lexicographically as a fitted forest holds them.

@@ -1,7 +1,7 @@
 """The rules of engine trees (a LeafRank's inner trees) as flat arrays.
 
 Trees grown by the engine keep their flat rule arrays
-(:class:`~treerank.engine.SplitRules`, one table of fields,
+(:class:`~treerank._engine.SplitRules`, one table of fields,
 :data:`RULE_FIELDS`, file names ``rule_<field>``); the box rules of a
 :class:`~treerank.tree.MixedLeafRank` are stored the same way. The rules are
 written compactly and read back exactly: ``threshold`` as each node's index
@@ -10,7 +10,7 @@ among the distinct thresholds of its feature (:data:`THRESHOLD_DICTIONARY`);
 that feature (0 on its other splits): what feature importances use, to the
 last bit; and the rules by their layout (:data:`RULE_SPLIT_BITS`): one bit per
 node telling whether it splits gives the children and the rule ranges of the
-master nodes (:func:`~treerank.engine.rule_children`), and each field is stored
+master nodes (:func:`~treerank._engine.rule_children`), and each field is stored
 only at the nodes that use it. Rules laid out otherwise (never by the engine)
 are written whole, as files written before the compact layout are; both load.
 
@@ -32,7 +32,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from treerank.engine import (
+from treerank._engine import (
     SplitRules,
     rule_children,
     rule_improvements_per_feature,
@@ -72,7 +72,7 @@ __all__ = [
 
 
 class RuleField(NamedTuple):
-    """How one array of :class:`~treerank.engine.SplitRules` is stored and checked.
+    """How one array of :class:`~treerank._engine.SplitRules` is stored and checked.
 
     Attributes
     ----------
@@ -130,7 +130,7 @@ THRESHOLD_DICTIONARY = (
 )
 
 
-#: The engine rules stored by their layout (:func:`~treerank.engine.rule_children`):
+#: The engine rules stored by their layout (:func:`~treerank._engine.rule_children`):
 #: one bit per inner node telling whether it splits replaces the children and
 #: the rule ranges (``rule_start``, ``rule_stop``) of the master nodes, which
 #: follow from it; the fields a split uses are stored at the splits only, the
@@ -214,8 +214,8 @@ def _improvement_per_feature(rules, rule_start, rule_stop, nodes):
     nodes with a rule.
 
     Feature importances only use those sums
-    (:func:`~treerank.engine.rule_improvements_per_feature`, by
-    :func:`~treerank.engine.rule_feature_importances` and by each rule's own
+    (:func:`~treerank._engine.rule_improvements_per_feature`, by
+    :func:`~treerank._engine.rule_feature_importances` and by each rule's own
     ``feature_importances_``): they are kept exactly, and the other splits
     get a run of zeros that compresses to almost nothing.
     """

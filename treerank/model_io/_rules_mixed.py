@@ -19,7 +19,7 @@ every rule's gain against the tree's counts.
 
 import numpy as np
 
-from treerank.engine import SplitRules
+from treerank._engine import SplitRules
 from treerank.model_io._arrays import check_array, check_indices
 from treerank.model_io._rules_engine import (
     RULE_FIELDS,

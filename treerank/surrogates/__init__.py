@@ -30,19 +30,19 @@ from treerank.surrogates._affine import AffineDecomposition, RankingDecompositio
 from treerank.surrogates._base import SurrogateLoss
 from treerank.surrogates._calibration import (
     bayes_optimal_rankings,
-    c_phi,
     calibration_gap,
+    diagonal_order_is_ap_optimal,
     expected_map_target,
     expected_metric,
     expected_metric_of_scores,
     expected_preferences,
-    in_p_dag,
-    in_p_f,
-    in_p_reinforce,
+    majority_preferences_acyclic,
     metric_regret,
     minimize_inner_risk,
-    op_margin,
+    order_preserving_margin,
+    preserves_majority_preferences,
     regret_bound,
+    weight_gap_norm,
 )
 from treerank.surrogates._decoders import (
     greedy_feedback_arc_decoder,
@@ -59,7 +59,10 @@ from treerank.surrogates._low_rank import (
     PDSurrogate,
     PrecisionAtQSurrogate,
 )
-from treerank.surrogates._online import OnlineListwisePerceptron, default_vmax
+from treerank.surrogates._online import (
+    OnlineListwisePerceptron,
+    slam_weight_ratio_bound,
+)
 from treerank.surrogates._pairwise_comparison import (
     PairwiseComparisonLoss,
     PairwiseHingeSurrogate,
@@ -73,7 +76,7 @@ from treerank.surrogates._quadratic import (
     QuadraticSurrogateEstimator,
     ZeroOneDecomposition,
 )
-from treerank.surrogates._slam import SLAMSurrogate, slam_vmax, slam_weights
+from treerank.surrogates._slam import SLAMSurrogate, slam_weight_ratio, slam_weights
 from treerank.surrogates._template import (
     BregmanLoss,
     InstantiatedLoss,
@@ -124,23 +127,23 @@ __all__ = [
     "TemplateLoss",
     "ZeroOneDecomposition",
     "bayes_optimal_rankings",
-    "c_phi",
     "calibration_gap",
-    "default_vmax",
+    "diagonal_order_is_ap_optimal",
     "expected_map_target",
     "expected_metric",
     "expected_metric_of_scores",
     "expected_preferences",
     "greedy_feedback_arc_decoder",
-    "in_p_dag",
-    "in_p_f",
-    "in_p_reinforce",
+    "majority_preferences_acyclic",
     "metric_regret",
     "minimize_inner_risk",
-    "op_margin",
+    "order_preserving_margin",
+    "preserves_majority_preferences",
     "regret_bound",
     "resolve_loss",
-    "slam_vmax",
+    "slam_weight_ratio",
+    "slam_weight_ratio_bound",
     "slam_weights",
     "sort_decoder",
+    "weight_gap_norm",
 ]

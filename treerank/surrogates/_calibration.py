@@ -24,25 +24,25 @@ import networkx as nx
 import numpy as np
 from scipy.optimize import minimize
 
-from treerank.metrics._positional import check_distribution
+from treerank.metrics._positional import check_distribution, position_weight_gap_norm
 from treerank.surrogates._base import prepare_lists
 from treerank.surrogates._decoders import all_rankings, check_brute_force
 
 __all__ = [
     "bayes_optimal_rankings",
-    "c_phi",
     "calibration_gap",
+    "diagonal_order_is_ap_optimal",
     "expected_map_target",
     "expected_metric",
     "expected_metric_of_scores",
     "expected_preferences",
-    "in_p_dag",
-    "in_p_f",
-    "in_p_reinforce",
+    "majority_preferences_acyclic",
     "metric_regret",
     "minimize_inner_risk",
-    "op_margin",
+    "order_preserving_margin",
+    "preserves_majority_preferences",
     "regret_bound",
+    "weight_gap_norm",
 ]
 
 
@@ -420,14 +420,20 @@ def calibration_gap(loss, metric, distribution, *, decoder=None, tie_tol=1e-8):
     return best - achieved
 
 
-def c_phi(phi, p=2):
-    """``C_phi(p) = (sum_{i <= n/2} (phi(i) - phi(n - i + 1))^p)^(1/p)``.
+def weight_gap_norm(phi, p=2):
+    """``C_phi(p)``, the constant of the regret bounds, from position weights.
+
+    The p-norm of the gaps between the weights of symmetric positions,
+    ``(sum_{i <= n/2} (phi(i) - phi(n - i + 1))^p)^(1/p)`` (the largest gap for
+    ``p = inf``); :meth:`~treerank.metrics.PositionalMetric.weight_gap_norm`
+    gives the same for a metric.
 
     Parameters
     ----------
     phi : array-like of shape (n_items,)
         Position weights, non-increasing.
     p : float, default=2
+        Exponent, ``p >= 1`` (or ``inf``).
 
     Returns
     -------
@@ -435,18 +441,11 @@ def c_phi(phi, p=2):
 
     Examples
     --------
-    >>> from treerank.surrogates import c_phi
-    >>> c_phi([1.0, 0.5])
+    >>> from treerank.surrogates import weight_gap_norm
+    >>> weight_gap_norm([1.0, 0.5])
     0.5
     """
-    phi = np.asarray(phi, dtype=np.float64)
-    half = phi.shape[0] // 2
-    if half == 0:
-        return 0.0
-    gaps = phi[:half] - phi[::-1][:half]
-    if math.isinf(p):
-        return float(gaps.max())
-    return float(np.sum(gaps**p) ** (1.0 / p))
+    return position_weight_gap_norm(phi, p)
 
 
 def regret_bound(loss, metric, surrogate_regret, *, U=None):
@@ -457,7 +456,7 @@ def regret_bound(loss, metric, surrogate_regret, *, U=None):
     loss : template or instantiated loss
         Gives the regret constant ``c`` (``loss.regret_constant(U)``).
     metric : PositionalMetric or array-like
-        Gives ``C_phi(2)`` (``metric.c_phi(2)``, or the weights ``phi``).
+        Gives ``C_phi(2)`` (``metric.weight_gap_norm(2)``, or the weights ``phi``).
     surrogate_regret : float
         ``L(Delta, s) - Lmin(Delta)`` (see ``loss.inner_regret``).
     U : array-like or None, default=None
@@ -476,15 +475,17 @@ def regret_bound(loss, metric, surrogate_regret, *, U=None):
     1.0
     """
     constant = loss.regret_constant(U)
-    if hasattr(metric, "c_phi"):
-        cphi = metric.c_phi(2)
+    if hasattr(metric, "weight_gap_norm"):
+        cphi = metric.weight_gap_norm(2)
     else:
-        cphi = c_phi(metric, 2)
+        cphi = weight_gap_norm(metric, 2)
     return float(constant * cphi * math.sqrt(max(0.0, float(surrogate_regret))))
 
 
-def op_margin(loss, U, i, j):
-    """``inf_{s: s_i <= s_j} l(s, U) - inf_s l(s, U)`` (Theorem 4.2 (a)).
+def order_preserving_margin(loss, U, i, j):
+    """What a loss pays for scoring item ``i`` no higher than item ``j``.
+
+    ``inf_{s: s_i <= s_j} l(s, U) - inf_s l(s, U)`` (Theorem 4.2 (a)).
 
     Positive whenever ``U_i > U_j`` for an order-preserving loss. Computed by
     constrained minimization (SLSQP) from the closed-form minimizer.
@@ -503,8 +504,8 @@ def op_margin(loss, U, i, j):
 
     Examples
     --------
-    >>> from treerank.surrogates import PointwiseSquared, op_margin
-    >>> round(op_margin(PointwiseSquared(), [2.0, 1.0, 0.0], 0, 1), 6)
+    >>> from treerank.surrogates import PointwiseSquared, order_preserving_margin
+    >>> round(order_preserving_margin(PointwiseSquared(), [2.0, 1.0, 0.0], 0, 1), 6)
     0.5
     """
     U = np.asarray(U, dtype=np.float64)
@@ -573,8 +574,10 @@ def expected_map_target(distribution):
     return total if exact else total.astype(np.float64)
 
 
-def in_p_reinforce(u):
-    """Whether the MAP target ``u`` lies in P_reinforce.
+def diagonal_order_is_ap_optimal(u):
+    """Whether sorting the diagonal of the MAP target decodes an AP-optimal ranking.
+
+    That is, whether ``u`` lies in the set P_reinforce:
 
     ``u_ii >= u_jj  =>  u_ii >= u_jj + sum_{g != i, j} (u_jg - u_ig)_+`` for all
     ``i != j``: there, sorting the diagonal decodes an AP-optimal ranking
@@ -591,8 +594,8 @@ def in_p_reinforce(u):
 
     Examples
     --------
-    >>> from treerank.surrogates import in_p_reinforce
-    >>> in_p_reinforce([[0.5, 0.0], [0.0, 0.5]])
+    >>> from treerank.surrogates import diagonal_order_is_ap_optimal
+    >>> diagonal_order_is_ap_optimal([[0.5, 0.0], [0.0, 0.5]])
     True
     """
     u = np.asarray(u, dtype=object)
@@ -639,8 +642,10 @@ def expected_preferences(distribution):
     return total
 
 
-def in_p_dag(expected):
-    """Whether ``{(i, j): E[y_ij] > E[y_ji]}`` is acyclic (the set P_DAG).
+def majority_preferences_acyclic(expected):
+    """Whether the majority preferences ``E[y_ij] > E[y_ji]`` form no cycle.
+
+    That is, whether ``{(i, j): E[y_ij] > E[y_ji]}`` is acyclic (the set P_DAG).
 
     On P_DAG the greedy decoder of :class:`PDSurrogate` is optimal (Theorem 7).
 
@@ -655,8 +660,8 @@ def in_p_dag(expected):
 
     Examples
     --------
-    >>> from treerank.surrogates import in_p_dag
-    >>> in_p_dag([[0, 1, 0], [0, 0, 1], [1, 0, 0]])
+    >>> from treerank.surrogates import majority_preferences_acyclic
+    >>> majority_preferences_acyclic([[0, 1, 0], [0, 0, 1], [1, 0, 0]])
     False
     """
     e = np.asarray(expected, dtype=object)
@@ -669,8 +674,11 @@ def in_p_dag(expected):
     return nx.is_directed_acyclic_graph(graph)
 
 
-def in_p_f(distribution, f):
-    """Whether ``E[y_ij] > E[y_ji] => E[f_i(y)] > E[f_j(y)]`` for all pairs (P_f).
+def preserves_majority_preferences(distribution, f):
+    """Whether the mean of ``f`` orders every pair as its majority preference does.
+
+    That is, ``E[y_ij] > E[y_ji] => E[f_i(y)] > E[f_j(y)]`` for all pairs (the
+    set P_f).
 
     Parameters
     ----------
@@ -685,10 +693,10 @@ def in_p_f(distribution, f):
     Examples
     --------
     >>> from fractions import Fraction as F
-    >>> from treerank.surrogates import in_p_f
+    >>> from treerank.surrogates import preserves_majority_preferences
     >>> def net(y):
     ...     return np.sum(y, axis=1) - np.sum(y, axis=0)
-    >>> in_p_f([(np.array([[0, 1], [0, 0]]), F(1))], net)
+    >>> preserves_majority_preferences([(np.array([[0, 1], [0, 0]]), F(1))], net)
     True
     """
     pairs = check_distribution(distribution)

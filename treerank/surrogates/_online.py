@@ -33,17 +33,17 @@ from sklearn.utils.validation import check_is_fitted
 
 from treerank.metrics import average_precision_score, ndcg_score
 from treerank.surrogates._groups import check_groups
-from treerank.surrogates._slam import SLAMSurrogate, slam_vmax
+from treerank.surrogates._slam import SLAMSurrogate, slam_weight_ratio
 from treerank.surrogates._utility import gain as _gain
 from treerank.surrogates._utility import log2_discount
 from treerank.utils._sklearn_compat import validate_data
 
-__all__ = ["OnlineListwisePerceptron", "default_vmax"]
+__all__ = ["OnlineListwisePerceptron", "slam_weight_ratio_bound"]
 
 _MEASURES = ("ndcg", "ndcg@k", "map")
 
 
-def default_vmax(measure, n_items, *, k=None, max_grade=None, gain="exp2"):
+def slam_weight_ratio_bound(measure, n_items, *, k=None, max_grade=None, gain="exp2"):
     """Upper bound of ``v_max`` (the ratio of SLAM weights) for lists of ``n_items``.
 
     - ``"map"``: ``m / (m - r + 1) <= m / 2`` (1 for ``m = 1``);
@@ -70,10 +70,10 @@ def default_vmax(measure, n_items, *, k=None, max_grade=None, gain="exp2"):
 
     Examples
     --------
-    >>> from treerank.surrogates import default_vmax
-    >>> default_vmax("map", 10)
+    >>> from treerank.surrogates import slam_weight_ratio_bound
+    >>> slam_weight_ratio_bound("map", 10)
     5.0
-    >>> round(default_vmax("ndcg", 10, max_grade=3), 1)
+    >>> round(slam_weight_ratio_bound("ndcg", 10, max_grade=3), 1)
     415.9
     """
     if measure not in _MEASURES:
@@ -122,7 +122,7 @@ class OnlineListwisePerceptron(BaseEstimator):
         ``m >=`` the number of documents of every query; rounds that violate it
         raise.
     v_max : float or None, default=None
-        Bound on the weight ratio of every round (see :func:`default_vmax`,
+        Bound on the weight ratio of every round (see :func:`slam_weight_ratio_bound`,
         used when None).
     max_grade : int or None, default=None
         Top relevance grade (for the default ``v_max`` of the NDCG measures).
@@ -252,7 +252,7 @@ class OnlineListwisePerceptron(BaseEstimator):
                     "or max_grade (the top relevance grade) to set the step size."
                 )
             return None
-        return default_vmax(
+        return slam_weight_ratio_bound(
             self.measure,
             self.max_items,
             k=self.k,
@@ -335,7 +335,7 @@ class OnlineListwisePerceptron(BaseEstimator):
             )
         surrogate = self._surrogate()
         v = surrogate.list_weights(y)
-        vmax_t = slam_vmax(v)
+        vmax_t = slam_weight_ratio(v)
         if self.v_max_ is not None and vmax_t > self.v_max_ * (1 + 1e-9):
             raise ValueError(
                 f"the query's weight ratio v_max^t = {vmax_t} exceeds v_max = "

@@ -28,7 +28,7 @@ from treerank.surrogates._groups import Groups, check_groups, segmented_scan
 from treerank.surrogates._utility import gain as _gain
 from treerank.surrogates._utility import log2_discount
 
-__all__ = ["SLAMSurrogate", "slam_vmax", "slam_weights"]
+__all__ = ["SLAMSurrogate", "slam_weight_ratio", "slam_weights"]
 
 _WEIGHTS = ("ndcg", "ndcg@k", "map")
 
@@ -223,7 +223,7 @@ def slam_weights(y, *, qid=None, weights="ndcg", k=None, gain="exp2"):
     return _compute_weights(y_flat, groups, weights, k, gain).reshape(shape)
 
 
-def slam_vmax(v, *, qid=None):
+def slam_weight_ratio(v, *, qid=None):
     """Ratio ``v_max = max_{v_i, v_j > 0} v_i / v_j`` of each list (1 if < 2 positive).
 
     The constant of the perceptron bounds of Chaudhuri & Tewari.
@@ -241,8 +241,8 @@ def slam_vmax(v, *, qid=None):
 
     Examples
     --------
-    >>> from treerank.surrogates import slam_vmax
-    >>> slam_vmax([1 / 8, 1 / 12, 1 / 16, 1 / 20, 0])
+    >>> from treerank.surrogates import slam_weight_ratio
+    >>> slam_weight_ratio([1 / 8, 1 / 12, 1 / 16, 1 / 20, 0])
     2.5
     """
     v_flat, groups, shape = _prepare_labels(v, qid)

@@ -13,13 +13,13 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from treerank._compilation._background import start_background_compilation
+from treerank._engine import BinMapper, grow_ranking_tree
 from treerank.base import RankingMixin, check_sparse_splitter, keep_background
 from treerank.calibration import (
     calibrate_buckets,
     calibrated_probability,
     quantile_calibration,
 )
-from treerank.engine import BinMapper, grow_ranking_tree
 from treerank.ensemble._tree_aggregate import TreeAggregate, aggregate_graded
 from treerank.metrics._roc import roc_auc_score
 from treerank.tree._default_splitter import DefaultLeafRankMixin
@@ -76,7 +76,7 @@ class BinnedData:
     Parameters
     ----------
     X : ndarray of float64 or sparse matrix of shape (n_samples, n_features)
-        A sparse X is binned column by column (:class:`~treerank.engine.BinMapper`).
+        A sparse X is binned column by column (:class:`~treerank._engine.BinMapper`).
     rows : ndarray of int
         The rows the bins are computed from (those of positive weight).
     max_bins : int
@@ -221,7 +221,7 @@ def grow_engine_structure(
     """Grow a ranking tree on binned data; returns (structure, leaf rank of rows).
 
     ``multiplicity`` (optional): the number of training rows each row of
-    ``data`` stands for (see :func:`treerank.engine.grow_ranking_tree`).
+    ``data`` stands for (see :func:`treerank._engine.grow_ranking_tree`).
     """
     rows = rows[weights[rows] > 0]
     grown = grow_ranking_tree(

@@ -1,7 +1,7 @@
 """Recursive growth of a ranking tree (TreeRank's master tree).
 
 A tree whose splitter is :class:`~treerank.LeafRank` is grown by the compiled
-engine (:func:`treerank.engine.grow_ranking_tree`) and wrapped here by
+engine (:func:`treerank._engine.grow_ranking_tree`) and wrapped here by
 :func:`structure_from_grown`; a tree with any other LeafRank (for instance a
 :class:`~treerank.ClassifierLeafRank`) is grown node by node by
 :func:`grow_ranking_tree`, which fits a clone of the LeafRank on each node's
@@ -16,7 +16,7 @@ import copy
 import numpy as np
 from sklearn.base import clone
 
-from treerank.engine._grow import MIN_GAIN
+from treerank._engine._grow import MIN_GAIN
 from treerank.tree._leafrank import leafrank_fit, leafrank_goes_left
 from treerank.tree._structure import RankingTreeStructure
 
@@ -135,7 +135,7 @@ def structure_from_grown(grown, n_features, n_cuts):
 
     Parameters
     ----------
-    grown : treerank.engine.GrownTree
+    grown : treerank._engine.GrownTree
     n_features : int
         Number of input features.
     n_cuts : int

@@ -25,7 +25,7 @@ arrays (TreeRank validates the data once per tree instead of at every node).
 Two implementations are provided: :class:`LeafRank` (a depth-limited CART tree
 grown from histograms, whose leaves are merged by decreasing beta/alpha, the
 lecture's algorithm; TreeRank and RankingForest run it inside the compiled
-engine of :mod:`treerank.engine`) and :class:`ClassifierLeafRank` (an adapter
+engine of :mod:`treerank._engine`) and :class:`ClassifierLeafRank` (an adapter
 for any scikit-learn classifier, fitted node by node).
 """
 
@@ -40,8 +40,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils import check_random_state, get_tags
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
-from treerank.base import _accepts_sparse
-from treerank.engine import (
+from treerank._engine import (
     CRITERIA,
     MAX_BINS,
     SPLITTERS,
@@ -49,6 +48,7 @@ from treerank.engine import (
     GrowthParams,
     fit_rule,
 )
+from treerank.base import _accepts_sparse
 from treerank.utils._sklearn_compat import (
     HasMethods,
     Interval,
@@ -557,7 +557,7 @@ class LeafRank(BaseLeafRank):
     distinct values, which makes the search exhaustive), and each split is
     the best threshold between bins. Inside :class:`~treerank.TreeRank` and
     :class:`~treerank.RankingForest` the data are binned once per fit and the
-    rule runs in the compiled engine (:mod:`treerank.engine`); this class then
+    rule runs in the compiled engine (:mod:`treerank._engine`); this class then
     only carries the parameters. A scipy sparse X is binned one column at a
     time and gives the rule of ``X.toarray()`` (see :ref:`sparse_input`).
 

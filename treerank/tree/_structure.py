@@ -10,7 +10,7 @@ the ranking, best first. Every array has one entry per node.
 
 import numpy as np
 
-from treerank.engine import Router, compile_graph, rule_feature_importances
+from treerank._engine import Router, compile_graph, rule_feature_importances
 from treerank.metrics._roc import roc_curve_from_counts
 from treerank.tree._frozen import FrozenTreeLeafRank
 from treerank.tree._leafrank import leafrank_goes_left_rows
@@ -35,7 +35,7 @@ class RankingTreeStructure:
         For each internal node, the indices of the features its LeafRank was
         fitted on (feature randomization FR1), or None for all features.
     rules : SplitRules or None, default=None
-        The rules of a tree grown by the engine (:mod:`treerank.engine`), with
+        The rules of a tree grown by the engine (:mod:`treerank._engine`), with
         ``rule_start``, ``rule_stop`` (the range of each internal node's rule)
         and ``n_features``; their features index all the input features.
     rule_start, rule_stop : ndarray of int or None, default=None

@@ -7,7 +7,7 @@ independently of ``n_samples * n_features`` floats:
 
 - one column at a time (:func:`sparse_column`, from CSC) to bin the features;
 - one value at a time (:func:`values_at`) to apply a LeafRank's rule;
-- in bounded blocks of rows, by the compiled routing of :mod:`treerank.engine`.
+- in bounded blocks of rows, by the compiled routing of :mod:`treerank._engine`.
 """
 
 # Authors: The treerank developers

@@ -9,12 +9,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from treerank.engine import _tree_growth
-from treerank.engine._random import new_state
-from treerank.engine._rule_growth import fit_single_rule
-from treerank.engine._split_rules import SplitRules
-from treerank.engine._split_search import CRITERIA, SPLITTERS
-from treerank.engine._tree_growth import grow_tree
+from treerank._engine import _tree_growth
+from treerank._engine._random import new_state
+from treerank._engine._rule_growth import fit_single_rule
+from treerank._engine._split_rules import SplitRules
+from treerank._engine._split_search import CRITERIA, SPLITTERS
+from treerank._engine._tree_growth import grow_tree
 
 __all__ = [
     "GrownTree",
@@ -47,11 +47,11 @@ class GrowthParams:
     rule_max_features : int or None
         Features drawn at each inner split (FR2); None for all.
     criterion : str
-        A key of :data:`treerank.engine.CRITERIA`.
+        A key of :data:`treerank._engine.CRITERIA`.
     splitter : {"best", "random"}
         How an inner split chooses the threshold of a numeric feature: the
         best one, or one drawn at random between the node's lowest and
-        highest bins (:data:`treerank.engine.SPLITTERS`).
+        highest bins (:data:`treerank._engine.SPLITTERS`).
     monotonic_cst : tuple of int or None
         Per feature, +1 (the score must not decrease when the feature
         increases, all else equal), -1 (must not increase) or 0; None for no

@@ -35,8 +35,8 @@ row than the box its paths confine it to.
 
 import numpy as np
 
-from treerank.engine._jit import jit
-from treerank.engine._routing import _FEATURE_MASK, CATEGORICAL, MISSING_RIGHT
+from treerank._engine._jit import jit
+from treerank._engine._routing import _FEATURE_MASK, CATEGORICAL, MISSING_RIGHT
 
 __all__ = ["corner_values", "find_cell_corners", "threshold_grids"]
 
@@ -62,7 +62,7 @@ def threshold_grids(router, n_features):
     Examples
     --------
     >>> import numpy as np
-    >>> from treerank.engine import Router, threshold_grids
+    >>> from treerank._engine import Router, threshold_grids
     >>> graph = (0, np.array([0, 0], np.int32), np.array([1.5, 0.5]),
     ...          np.array([1, 0], np.uint8), np.array([1, 1], np.uint8),
     ...          np.array([1, -3], np.int32), np.array([-1, -2], np.int32),
@@ -169,7 +169,7 @@ def find_cell_corners(router, X, grids):
     Examples
     --------
     >>> import numpy as np
-    >>> from treerank.engine import (
+    >>> from treerank._engine import (
     ...     Router, corner_values, find_cell_corners, threshold_grids)
     >>> # x0 <= 1.5 ? (x0 <= 0.5 ? leaf 2 : leaf 1) : leaf 0
     >>> graph = (0, np.array([0, 0], np.int32), np.array([1.5, 0.5]),

@@ -31,7 +31,7 @@ def category_codes(mask):
     Examples
     --------
     >>> import numpy as np
-    >>> from treerank.engine import category_codes, category_mask
+    >>> from treerank._engine import category_codes, category_mask
     >>> category_codes(category_mask([0, 3, 70]))
     (0, 3, 70)
     """
@@ -84,7 +84,7 @@ class SplitRules:
     Examples
     --------
     >>> import numpy as np
-    >>> from treerank.engine import SplitRules
+    >>> from treerank._engine import SplitRules
     >>> rules = SplitRules(
     ...     feature=[0, -1, -1], threshold=[1.5, 0.0, 0.0],
     ...     missing_left=[False, False, False], child_left=[1, -1, -1],
@@ -220,7 +220,7 @@ def rule_improvements_per_feature(rules, rule_start, rule_stop, nodes):
     Examples
     --------
     >>> import numpy as np
-    >>> from treerank.engine import SplitRules, rule_improvements_per_feature
+    >>> from treerank._engine import SplitRules, rule_improvements_per_feature
     >>> # one master node whose rule splits feature 0 twice and feature 1 once
     >>> rules = SplitRules(
     ...     feature=[0, 0, -1, -1, 1, -1, -1],

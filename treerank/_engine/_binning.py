@@ -29,7 +29,7 @@ from numbers import Integral
 
 import numpy as np
 
-from treerank.engine._jit import jit
+from treerank._engine._jit import jit
 from treerank.utils._sparse import canonical_sparse, is_sparse, sparse_column
 
 __all__ = [
@@ -73,7 +73,7 @@ def bin_thresholds(values, max_bins=MAX_BINS):
     Examples
     --------
     >>> import numpy as np
-    >>> from treerank.engine import bin_thresholds
+    >>> from treerank._engine import bin_thresholds
     >>> bin_thresholds(np.array([3.0, 1.0, 2.0, 2.0, np.nan]))
     array([1.5, 2.5])
     >>> bin_thresholds(np.arange(100.0), max_bins=4)
@@ -206,7 +206,7 @@ class BinMapper:
     Examples
     --------
     >>> import numpy as np
-    >>> from treerank.engine import BinMapper
+    >>> from treerank._engine import BinMapper
     >>> X = np.array([[0.0, 5.0], [1.0, np.nan], [2.0, 5.0], [3.0, 7.0]])
     >>> mapper = BinMapper().fit(X)
     >>> mapper.transform(X)
@@ -358,7 +358,7 @@ def bin_representatives(codes, n_bins, threshold_table):
     Examples
     --------
     >>> import numpy as np
-    >>> from treerank.engine import BinMapper, bin_representatives
+    >>> from treerank._engine import BinMapper, bin_representatives
     >>> X = np.array([[0.0], [1.0], [2.0], [np.nan]])
     >>> mapper = BinMapper().fit(X)
     >>> values = bin_representatives(mapper.transform(X), mapper.n_bins_,

@@ -2,7 +2,7 @@
 
 The engine grows each LeafRank rule depth first, left child first, and gives
 the two children of a split the next two free indices at the moment the split
-is made (:mod:`treerank.engine._rule_growth`). Visiting the nodes in that
+is made (:mod:`treerank._engine._rule_growth`). Visiting the nodes in that
 order, node 0 is the root; the children of the k-th split visited are nodes
 ``2k + 1`` and ``2k + 2``; the rule ends when every node visited has been
 expanded. So the children of every node follow from one flag per node, in
@@ -21,7 +21,7 @@ source) is recognized by comparing its children with the rebuilt ones.
 
 import numpy as np
 
-from treerank.engine._jit import jit
+from treerank._engine._jit import jit
 
 __all__ = ["rule_children"]
 
@@ -76,7 +76,7 @@ def rule_children(splits):
     -------
     child_left, child_right : ndarray of int32 of shape (n_nodes,)
         Children local to each rule (-1 at inner leaves), as in
-        :class:`~treerank.engine.SplitRules`.
+        :class:`~treerank._engine.SplitRules`.
     rule_sizes : ndarray of int64 of shape (n_rules,)
         The number of nodes of each rule, in order.
 
@@ -89,7 +89,7 @@ def rule_children(splits):
     --------
     A rule splitting its root and the root's left child, then a one-split rule:
 
-    >>> from treerank.engine import rule_children
+    >>> from treerank._engine import rule_children
     >>> left, right, sizes = rule_children([1, 1, 0, 0, 0, 1, 0, 0])
     >>> left.tolist()
     [1, 3, -1, -1, -1, 1, -1, -1]

@@ -11,8 +11,8 @@ sibling's, so only the smaller child is ever scanned.
 # Authors: The treerank developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from treerank.engine._binning import MISSING_BIN
-from treerank.engine._jit import inner_jit
+from treerank._engine._binning import MISSING_BIN
+from treerank._engine._jit import inner_jit
 
 __all__ = ["build_histograms", "subtract_histograms"]
 

@@ -1,5 +1,8 @@
 """The histogram engine: ranking trees grown and routed in compiled code.
 
+Private: not part of treerank's public API (it may change in any version).
+Its interface, below, is documented for contributors.
+
 The tree (:class:`~treerank.TreeRank`), the splitter (:class:`~treerank.LeafRank`)
 and the forest (:class:`~treerank.RankingForest`) call this small interface:
 
@@ -39,30 +42,30 @@ are gathered in :class:`GrowthParams`.
 # Authors: The treerank developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from treerank.engine._binning import (
+from treerank._engine._binning import (
     MAX_BINS,
     MISSING_BIN,
     BinMapper,
     bin_representatives,
     bin_thresholds,
 )
-from treerank.engine._cell_corners import (
+from treerank._engine._cell_corners import (
     corner_values,
     find_cell_corners,
     threshold_grids,
 )
-from treerank.engine._grow import GrownTree, GrowthParams, fit_rule, grow_ranking_tree
-from treerank.engine._routing import Router, compile_graph, route_binned
-from treerank.engine._row_merging import MergedRows, merge_identical_rows
-from treerank.engine._rule_layout import rule_children
-from treerank.engine._split_rules import (
+from treerank._engine._grow import GrownTree, GrowthParams, fit_rule, grow_ranking_tree
+from treerank._engine._routing import Router, compile_graph, route_binned
+from treerank._engine._row_merging import MergedRows, merge_identical_rows
+from treerank._engine._rule_layout import rule_children
+from treerank._engine._split_rules import (
     SplitRules,
     category_codes,
     category_mask,
     rule_feature_importances,
     rule_improvements_per_feature,
 )
-from treerank.engine._split_search import CRITERIA, SPLITTERS
+from treerank._engine._split_search import CRITERIA, SPLITTERS
 
 __all__ = [
     "CRITERIA",

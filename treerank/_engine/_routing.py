@@ -9,7 +9,11 @@ one tree after another, without Python in the loop:
 
 - :func:`route_values` on raw values (float64; NaN follows the split's missing
   direction): prediction and export work on raw X; :func:`route_values_csr`
-  on a sparse X in CSR form, one bounded block of dense rows at a time;
+  on a sparse X in CSR form, one bounded block of dense rows at a time. Each
+  block of rows is first coded: a value becomes its rank among the thresholds
+  of its feature (:func:`threshold_codes`), two bytes that the decisions
+  compare exactly as they would the value; rows with a missing value, and the
+  forests with categorical splits, are routed on their values;
 - :func:`route_codes` on bin codes (the missing bin follows the same
   direction): training rows, exactly as the growth partitioned them.
 
@@ -25,8 +29,8 @@ per-tree entry points.
 
 import numpy as np
 
-from treerank.engine._binning import MISSING_BIN
-from treerank.engine._jit import inner_jit, jit
+from treerank._engine._binning import MISSING_BIN
+from treerank._engine._jit import inner_jit, jit
 from treerank.utils._sparse import canonical_sparse, is_sparse
 
 __all__ = [
@@ -40,6 +44,7 @@ __all__ = [
     "route_codes",
     "route_values",
     "route_values_csr",
+    "threshold_codes",
 ]
 
 
@@ -172,12 +177,23 @@ CATEGORICAL = np.uint32(1 << 30)
 """Flag of a decision's test word: the split is on category codes."""
 _FEATURE_MASK = np.uint32((1 << 30) - 1)
 
-# rows routed through one tree before the next tree: a row reads only the
-# features its path tests, so even wide rows keep a block's working set small
-# (measured best at 256 for 20 to 212 features and trees of 13 to 500 leaves)
-_ROW_BLOCK = 256
+# rows of a block routed through one tree before the next tree: their codes
+# (2 bytes per feature the forest tests) stay in cache while the tree's
+# decisions are read once per block; at most _CODE_BLOCK_BYTES of codes, at
+# least 128 rows (measured on 20,000 rows: 3,276 rows of 20 features best
+# with trees of 570 to 1,800 decisions, 448 rows of 146 features on sylva;
+# see :meth:`Router.leaf_ranks`)
+_ROW_BLOCK = 4096
+_CODE_BLOCK_BYTES = 1 << 17
+_MIN_BLOCK_ROWS = 128
+# rows of a block routed on their values (no code layout: categorical splits)
+_VALUE_BLOCK_ROWS = 256
 SPARSE_BLOCK_BYTES = 1 << 23
 """Largest dense block of rows of a sparse X while it is routed (8 MiB)."""
+# thresholds of one feature that a forest's graph can rank in 16-bit codes
+_MAX_CODES = (1 << 16) - 1
+_CODE_BITS = np.uint64(16)
+_CODE_MASK = np.uint64(_MAX_CODES)
 
 
 # rows of bin codes routed side by side through one tree
@@ -191,124 +207,298 @@ def _in_set(category_sets, row, code):
     return np.int64((word >> np.uint64(code & 63)) & np.uint64(1))
 
 
-@inner_jit
-def _route_block(
-    X,
-    first,
-    size,
-    entries,
-    nodes,
-    tests,
-    category_sets,
-    general,
-    order,
-    current,
-    active,
-    out,
-    start,
-):
-    """Leaf ranks of the rows ``first:first + size`` of X in every tree, into
-    ``out[start:start + size]``.
+def threshold_codes(nodes, tests):
+    """The graph on threshold codes: each value replaced by its rank among the
+    thresholds of its feature.
 
-    The rows advance together one level at a time, and each step picks the
-    child by index instead of by a branch: the rows' paths are independent
-    chains the processor overlaps, and no branch is mispredicted on the split
-    outcomes. A row without a missing value, in a forest without categorical
-    splits (``general`` False), takes the plain step ``value > threshold``;
-    the others the general step (missing direction, category sets), which
-    sends such a row the same way. Indices are unsigned (no wraparound of
-    negative indices in the hot loop). ``order``, ``current`` and ``active``
-    are work arrays of at least ``size`` entries.
+    For a feature f with the sorted distinct thresholds ``t_0 < ... < t_m-1``
+    (those of every decision on f), the code of a value v that is not NaN is
+    ``c(v) = #{i : t_i < v}``, and a decision "v <= t_j" is the decision
+    "c(v) <= j": if v <= t_j, every t_i < v is below t_j, so c(v) <= j; if
+    v > t_j, the thresholds t_0, ..., t_j are all below v, so c(v) >= j + 1.
+    Routing on codes therefore sends every row the way its values do, on
+    integers of 2 bytes instead of floats of 8.
+
+    A code is found by descending a complete binary search tree of the
+    thresholds stored level by level (node i has the children 2 i and
+    2 i + 1, the root is 1; the ``2^p - 1`` nodes of depth p are the m
+    thresholds padded with +inf): going to ``2 i + (t[i] < v)`` p times ends
+    at node ``2^p + c(v)``, with no branch on a comparison (a +inf never lies
+    below a value, so the padding adds nothing to the count).
+
+    Parameters
+    ----------
+    nodes : ndarray of :data:`NODE_DTYPE`
+    tests : ndarray of uint32
+
+    Returns
+    -------
+    layout : tuple or None
+        ``(used, search, search_start, depth, words, children)``: ``used``
+        the features tested (a row's codes are those of ``X[:, used]``); the
+        search tree of ``used[u]`` at ``search[search_start[u]:]``, of depth
+        ``depth[u]`` (its first entry unused); ``words[g]`` the column of
+        decision g's feature in the codes, shifted left by 16 bits, or the
+        code of its threshold; ``children[2 g]`` and ``children[2 g + 1]`` its
+        left and right targets. None when some decision is categorical, a
+        threshold is NaN or a feature has more than 65,535 thresholds (the
+        rows are then routed on their values).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from treerank._engine import Router
+    >>> from treerank._engine._routing import threshold_codes
+    >>> graph = (0, np.array([0, 0], np.int32), np.array([1.5, 0.5]),
+    ...          np.array([1, 0], np.uint8), np.array([1, 1], np.uint8),
+    ...          np.array([1, -3], np.int32), np.array([-1, -2], np.int32),
+    ...          np.array([-1, -1], np.int32))
+    >>> router = Router([graph])
+    >>> used, search, start, depth, words, children = threshold_codes(
+    ...     router.nodes, router.tests)
+    >>> search[1:4], depth, words & 0xFFFF
+    (array([1.5, 0.5, inf]), array([2]), array([1, 0], dtype=uint64))
     """
-    base = np.uint64(first)
-    n_features = X.shape[1]
-    # the plain rows first, the rows with a missing value (or all) after
+    n = nodes.shape[0]
+    thresholds = np.ascontiguousarray(nodes["threshold"], dtype=np.float64)
+    if np.any(tests & CATEGORICAL) or np.isnan(thresholds).any():
+        return None
+    children = np.empty(2 * n, dtype=np.int32)
+    children[0::2] = nodes["left"]
+    children[1::2] = nodes["right"]
+    features = (tests & _FEATURE_MASK).astype(np.int64)
+    used, column = np.unique(features, return_inverse=True)
+    column = column.reshape(-1)
+    order = np.lexsort((thresholds, column))
+    sorted_column, sorted_threshold = column[order], thresholds[order]
+    # a new distinct threshold (0.0 and -0.0 are one: they compare equal)
+    new = np.ones(n, dtype=bool)
+    new[1:] = (sorted_column[1:] != sorted_column[:-1]) | (
+        sorted_threshold[1:] != sorted_threshold[:-1]
+    )
+    grid = sorted_threshold[new]
+    grid_start = np.searchsorted(sorted_column[new], np.arange(used.shape[0] + 1))
+    sizes = np.diff(grid_start)
+    if n and sizes.max() > _MAX_CODES:
+        return None
+    # the code of a threshold is its index among its feature's thresholds
+    code = np.empty(n, dtype=np.int64)
+    code[order] = np.cumsum(new) - 1 - grid_start[sorted_column]
+    words = (column.astype(np.uint64) << _CODE_BITS) | code.astype(np.uint64)
+    # the search trees: node i of level L = floor(log2 i) holds the threshold
+    # of in-order rank (2 (i - 2^L) + 1) 2^(depth - L - 1) - 1
+    depth = np.array([int(m).bit_length() for m in sizes], dtype=np.int64)
+    search_start = np.concatenate([[0], np.cumsum(1 << depth)]).astype(np.int64)
+    search = np.full(int(search_start[-1]), np.inf)
+    for u in range(used.shape[0]):
+        node = np.arange(1, 1 << depth[u])
+        level = np.floor(np.log2(node)).astype(np.int64)
+        rank = (2 * (node - (1 << level)) + 1) * (1 << (depth[u] - level - 1)) - 1
+        real = rank < sizes[u]
+        search[search_start[u] + node[real]] = grid[grid_start[u] + rank[real]]
+    return used.astype(np.int64), search, search_start, depth, words, children
+
+
+@inner_jit
+def _code_rows(X, first, size, used, search, search_start, depth, codes, order):
+    """Codes of the rows ``first:first + size`` of X, and which are plain.
+
+    Row k of the block writes its codes at ``codes[k * n_used:(k + 1) * n_used]``
+    (:func:`threshold_codes`). ``order`` lists the plain rows (no missing value
+    in a tested feature) first, the others after (from the end); returns the
+    number of plain rows. With ``codes`` empty (no code layout), every row is
+    left to the general step.
+    """
+    n_used = used.shape[0]
+    if codes.shape[0] == 0:
+        for k in range(size):
+            order[k] = k
+        return 0
     n_plain = 0
     n_general = 0
+    one = np.uint64(1)
     for k in range(size):
-        plain = not general
-        if plain:
-            row = base + np.uint64(k)
-            for j in range(n_features):
-                value = X[row, np.uint64(j)]
-                if value != value:
-                    plain = False
-                    break
+        row = first + k
+        plain = True
+        at = k * n_used
+        for u in range(n_used):
+            value = X[row, used[u]]
+            plain &= value == value
+            base = np.uint64(search_start[u])
+            i = one
+            for _ in range(depth[u]):
+                i = (i << one) + np.uint64(search[base + i] < value)
+            codes[at + u] = i - (one << np.uint64(depth[u]))
         if plain:
             order[n_plain] = k
             n_plain += 1
         else:
             n_general += 1
             order[size - n_general] = k
+    return n_plain
+
+
+@inner_jit
+def _plain_pass(codes, n_used, words, children, entry, order, n_plain, rows, at, leaf):
+    """Leaves of the plain rows ``order[:n_plain]`` of a block in one tree.
+
+    The rows advance together one decision at a time: the active rows and
+    their decisions (``rows``, ``at``) are compacted after each step, a row
+    leaving when it reaches a leaf, and the child is picked by index
+    (``children[2 g + (code > threshold code)]``), not by a branch: the rows'
+    paths are independent chains the processor overlaps, and no branch is
+    mispredicted on the split outcomes. Indices are unsigned (no wraparound
+    of negative indices in the hot loop).
+    """
+    for a in range(n_plain):
+        k = order[a]
+        rows[a] = k
+        at[a] = entry
+        leaf[k] = entry
+    n_active = np.uint64(n_plain) if entry >= 0 else np.uint64(0)
+    width = np.uint64(n_used)
+    one = np.uint64(1)
+    while n_active > 0:
+        kept = np.uint64(0)
+        for a in range(n_active):
+            k = np.uint64(rows[a])
+            g = np.uint64(at[a])
+            word = words[g]
+            code = np.uint64(codes[k * width + (word >> _CODE_BITS)])
+            following = children[(g << one) + np.uint64(code > (word & _CODE_MASK))]
+            leaf[k] = following
+            rows[kept] = k
+            at[kept] = following
+            kept += np.uint64(following >= 0)
+        n_active = kept
+
+
+@inner_jit
+def _general_pass(
+    X, first, nodes, tests, category_sets, entry, order, n, rows, at, leaf
+):
+    """Leaves of the rows ``order[:n]`` of a block in one tree, on their values.
+
+    The general step: a missing value follows the split's missing direction,
+    a categorical split tests its category set (X holds category codes).
+    Otherwise as :func:`_plain_pass`.
+    """
+    base = np.uint64(first)
+    for a in range(n):
+        k = order[a]
+        rows[a] = k
+        at[a] = entry
+        leaf[k] = entry
+    n_active = np.uint64(n) if entry >= 0 else np.uint64(0)
+    while n_active > 0:
+        kept = np.uint64(0)
+        for a in range(n_active):
+            k = np.uint64(rows[a])
+            g = np.uint64(at[a])
+            test = tests[g]
+            node = nodes[g]
+            value = X[base + k, np.uint64(test & _FEATURE_MASK)]
+            if value != value:  # NaN: the split's missing direction
+                following = node.right if test & MISSING_RIGHT else node.left
+            elif test & CATEGORICAL:
+                code = np.int64(value)
+                if not 0 <= code < MISSING_BIN:  # not a category code
+                    following = node.right if test & MISSING_RIGHT else node.left
+                elif _in_set(category_sets, np.int64(node.threshold), code):
+                    following = node.left
+                else:
+                    following = node.right
+            else:
+                following = node.right if value > node.threshold else node.left
+            leaf[k] = following
+            rows[kept] = k
+            at[kept] = following
+            kept += np.uint64(following >= 0)
+        n_active = kept
+
+
+@inner_jit
+def _route_block(
+    X, first, size, entries, nodes, tests, category_sets, layout, work, out, start
+):
+    """Leaf ranks of the rows ``first:first + size`` of X in every tree, into
+    ``out[start:start + size]``.
+
+    The rows are coded once (:func:`_code_rows`); then the block goes through
+    one tree, then the next. A plain row (no missing value in a tested
+    feature) is routed on its codes (:func:`_plain_pass`), the others on
+    their values (:func:`_general_pass`), which sends a row the same way.
+    ``layout`` is that of :func:`threshold_codes` (empty arrays if None),
+    ``work`` the work arrays (codes, order, rows, at, leaf) of a block.
+    """
+    used, search, search_start, depth, words, children = layout
+    codes, order, rows, at, leaf = work
+    n_plain = _code_rows(
+        X, first, size, used, search, search_start, depth, codes, order
+    )
+    n_general = size - n_plain
+    general = order[n_plain:size]
     for b in range(entries.shape[0]):
         entry = entries[b]
+        if n_plain > 0:
+            _plain_pass(
+                codes,
+                used.shape[0],
+                words,
+                children,
+                entry,
+                order,
+                n_plain,
+                rows,
+                at,
+                leaf,
+            )
+        if n_general > 0:
+            _general_pass(
+                X,
+                first,
+                nodes,
+                tests,
+                category_sets,
+                entry,
+                general,
+                n_general,
+                rows,
+                at,
+                leaf,
+            )
         for k in range(size):
-            current[k] = entry
-        if entry >= 0:
-            for a in range(n_plain):
-                active[a] = order[a]
-            n_active = n_plain
-            while n_active > 0:
-                kept = np.uint64(0)
-                for a in range(np.uint64(n_active)):
-                    k = np.uint64(active[a])
-                    g = np.uint64(current[k])
-                    node = nodes[g]
-                    value = X[base + k, np.uint64(tests[g] & _FEATURE_MASK)]
-                    following = node.right if value > node.threshold else node.left
-                    current[k] = following
-                    active[kept] = k
-                    kept += np.uint64(following >= 0)
-                n_active = np.int64(kept)
-            for a in range(n_general):
-                active[a] = order[n_plain + a]
-            n_active = n_general
-            while n_active > 0:
-                kept = np.uint64(0)
-                for a in range(np.uint64(n_active)):
-                    k = np.uint64(active[a])
-                    g = np.uint64(current[k])
-                    test = tests[g]
-                    node = nodes[g]
-                    value = X[base + k, np.uint64(test & _FEATURE_MASK)]
-                    if value != value:  # NaN: the split's missing direction
-                        following = node.right if test & MISSING_RIGHT else node.left
-                    elif test & CATEGORICAL:
-                        code = np.int64(value)
-                        if not 0 <= code < MISSING_BIN:  # not a category code
-                            if test & MISSING_RIGHT:
-                                following = node.right
-                            else:
-                                following = node.left
-                        elif _in_set(category_sets, np.int64(node.threshold), code):
-                            following = node.left
-                        else:
-                            following = node.right
-                    else:
-                        following = node.right if value > node.threshold else node.left
-                    current[k] = following
-                    active[kept] = k
-                    kept += np.uint64(following >= 0)
-                n_active = np.int64(kept)
-        for k in range(size):
-            out[np.uint64(start + k), np.uint64(b)] = -1 - current[k]
+            out[np.uint64(start + k), np.uint64(b)] = -1 - leaf[k]
+
+
+@inner_jit
+def _work_arrays(block_rows, layout):
+    """The work arrays of :func:`_route_block` for blocks of ``block_rows`` rows."""
+    n_used = layout[0].shape[0]
+    n_codes = block_rows * n_used if layout[4].shape[0] > 0 else 0
+    return (
+        np.empty(n_codes, dtype=np.uint16),
+        np.empty(block_rows, dtype=np.uint32),
+        np.empty(block_rows, dtype=np.uint32),
+        np.empty(block_rows, dtype=np.int32),
+        np.empty(block_rows, dtype=np.int32),
+    )
 
 
 @jit
-def route_values(X, entries, nodes, tests, category_sets, general, block_rows, out):
+def route_values(X, entries, nodes, tests, category_sets, layout, block_rows, out):
     """Leaf rank of every row of X in every tree (``out`` of shape (n, n_trees)).
 
     ``entries[b]`` is tree b's entry point, its node ids already offset into
     the concatenated ``nodes`` (records of :data:`NODE_DTYPE`; leaf codes are
     not offset) and ``tests`` (the feature and flags of each decision);
     ``category_sets`` holds the category sets of the categorical splits (X
-    then holds category codes), and ``general`` says whether there are any.
-    A block of ``block_rows`` rows goes through one tree, then the next, so
-    that both stay in cache (:func:`_route_block`).
+    then holds category codes); ``layout`` is the graph on threshold codes
+    (:func:`threshold_codes`; with an empty ``words``, every row is routed on
+    its values). A block of ``block_rows`` rows goes through one tree, then
+    the next, so that both stay in cache (:func:`_route_block`).
     """
-    order = np.empty(block_rows, dtype=np.uint32)
-    current = np.empty(block_rows, dtype=np.int32)
-    active = np.empty(block_rows, dtype=np.uint32)
+    work = _work_arrays(block_rows, layout)
     for start in range(0, X.shape[0], block_rows):
         size = min(block_rows, X.shape[0] - start)
         _route_block(
@@ -319,10 +509,8 @@ def route_values(X, entries, nodes, tests, category_sets, general, block_rows, o
             nodes,
             tests,
             category_sets,
-            general,
-            order,
-            current,
-            active,
+            layout,
+            work,
             out,
             start,
         )
@@ -330,7 +518,7 @@ def route_values(X, entries, nodes, tests, category_sets, general, block_rows, o
 
 @jit
 def route_values_csr(
-    data, indices, indptr, entries, nodes, tests, category_sets, general, block, out
+    data, indices, indptr, entries, nodes, tests, category_sets, layout, block, out
 ):
     """:func:`route_values` on a canonical CSR matrix (data, indices, indptr).
 
@@ -342,9 +530,7 @@ def route_values_csr(
     """
     n_samples = indptr.shape[0] - 1
     block_rows = block.shape[0]
-    order = np.empty(block_rows, dtype=np.uint32)
-    current = np.empty(block_rows, dtype=np.int32)
-    active = np.empty(block_rows, dtype=np.uint32)
+    work = _work_arrays(block_rows, layout)
     for start in range(0, n_samples, block_rows):
         size = min(block_rows, n_samples - start)
         for k in range(size):
@@ -358,10 +544,8 @@ def route_values_csr(
             nodes,
             tests,
             category_sets,
-            general,
-            order,
-            current,
-            active,
+            layout,
+            work,
             out,
             start,
         )
@@ -437,7 +621,7 @@ class Router:
     Examples
     --------
     >>> import numpy as np
-    >>> from treerank.engine import Router
+    >>> from treerank._engine import Router
     >>> # one split x[0] <= 1.5, right side better: leaf 0 is "x[0] > 1.5"
     >>> graph = (0, np.array([0], np.int32), np.array([1.5]),
     ...          np.array([0], np.uint8), np.array([1], np.uint8),
@@ -481,7 +665,6 @@ class Router:
         )
         categorical = category >= 0
         tests[categorical] |= CATEGORICAL
-        self.general = bool(categorical.any())
         nodes["threshold"][categorical] = category[categorical]
         self.nodes = nodes
         self.tests = tests
@@ -489,6 +672,34 @@ class Router:
             np.concatenate([np.zeros((0, 4), np.uint64), *category_sets]),
             dtype=np.uint64,
         )
+        self._layout = self._code_layout()
+
+    def _code_layout(self):
+        """The graph on threshold codes (:func:`threshold_codes`), as arrays.
+
+        Empty arrays (``words`` among them) when the graph has no code layout.
+        """
+        layout = threshold_codes(self.nodes, self.tests)
+        if layout is None:
+            layout = (
+                np.zeros(0, np.int64),
+                np.zeros(0, np.float64),
+                np.zeros(1, np.int64),
+                np.zeros(0, np.int64),
+                np.zeros(0, np.uint64),
+                np.zeros(0, np.int32),
+            )
+        return tuple(np.ascontiguousarray(part) for part in layout)
+
+    def __getstate__(self):
+        # the code layout is derived from the decisions: rebuilt, not stored
+        state = self.__dict__.copy()
+        state.pop("_layout", None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._layout = self._code_layout()
 
     @property
     def n_trees(self):
@@ -517,10 +728,13 @@ class Router:
             X = np.ascontiguousarray(X, dtype=np.float64)
         if out is None:
             out = np.empty((X.shape[0], self.n_trees), dtype=np.int32)
-        rows = _ROW_BLOCK
-        general = getattr(self, "general", None)
-        if general is None:  # a router pickled before the flag existed
-            general = bool(np.any(self.tests & CATEGORICAL))
+        layout = self._layout
+        if layout[4].shape[0] > 0:  # a block's codes within _CODE_BLOCK_BYTES
+            rows = _CODE_BLOCK_BYTES // (2 * max(1, layout[0].shape[0]))
+            rows = max(_MIN_BLOCK_ROWS, rows)
+        else:  # rows routed on their values (8 bytes a value)
+            rows = _VALUE_BLOCK_ROWS
+        rows = max(1, min(_ROW_BLOCK, rows))
         if is_sparse(X):
             rows = max(1, min(rows, SPARSE_BLOCK_BYTES // (8 * X.shape[1] + 1)))
             route_values_csr(
@@ -531,7 +745,7 @@ class Router:
                 self.nodes,
                 self.tests,
                 self.category_sets,
-                general,
+                layout,
                 np.zeros((rows, X.shape[1])),
                 out,
             )
@@ -542,7 +756,7 @@ class Router:
                 self.nodes,
                 self.tests,
                 self.category_sets,
-                general,
+                layout,
                 rows,
                 out,
             )

@@ -3,7 +3,7 @@
 Nodes are processed depth-first, left (better) child first, and numbered in
 that order (preorder), so the leaves sorted by node id are the ranking, best
 first. Each node is an index segment of the row array; a split partitions it in
-place (:func:`treerank.engine._rule_growth.grow_rule`). A node becomes a leaf
+place (:func:`treerank._engine._rule_growth.grow_rule`). A node becomes a leaf
 when it reaches ``max_depth``, holds fewer than ``min_samples_split`` rows, is
 pure, or when its rule finds no side with local TPR - FPR above ``min_gain``
 (or sends every row to one side).
@@ -14,16 +14,16 @@ pure, or when its rule finds no side with local TPR - FPR above ``min_gain``
 
 import numpy as np
 
-from treerank.engine._jit import inner_jit, jit
-from treerank.engine._prefetch import prefetch
-from treerank.engine._random import shuffle_prefix
-from treerank.engine._rule_growth import (
+from treerank._engine._jit import inner_jit, jit
+from treerank._engine._prefetch import prefetch
+from treerank._engine._random import shuffle_prefix
+from treerank._engine._rule_growth import (
     grow_rule,
     max_rule_nodes,
     sample_for_rule,
     split_by_rule,
 )
-from treerank.engine._sorting import stable_argsort
+from treerank._engine._sorting import stable_argsort
 
 __all__ = ["grow_tree"]
 

@@ -23,10 +23,10 @@ missing value in the node they go, at prediction, to the side of larger weight.
 
 import numpy as np
 
-from treerank.engine._binning import MISSING_BIN
-from treerank.engine._jit import inner_jit, jit
-from treerank.engine._random import next_below
-from treerank.engine._sorting import stable_argsort
+from treerank._engine._binning import MISSING_BIN
+from treerank._engine._jit import inner_jit, jit
+from treerank._engine._random import next_below
+from treerank._engine._sorting import stable_argsort
 
 __all__ = [
     "CRITERIA",

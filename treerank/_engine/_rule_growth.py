@@ -2,7 +2,7 @@
 
 For the rows of a master node (an index segment ``rows[start:stop]``), grow a
 class-balanced classification tree of depth ``max_depth`` from histograms
-(see :mod:`treerank.engine._split_search`), sort its leaves by decreasing local
+(see :mod:`treerank._engine._split_search`), sort its leaves by decreasing local
 ratio ``beta / alpha`` (true over false positive rate; a leaf without negative
 weight first, an empty leaf last), keep the prefix maximizing ``beta - alpha``
 and make its union the left (better) side. The segment is then partitioned in
@@ -18,12 +18,12 @@ The inner tree's nodes are written to flat output arrays from position
 
 import numpy as np
 
-from treerank.engine._binning import MISSING_BIN
-from treerank.engine._histogram import build_histograms, subtract_histograms
-from treerank.engine._jit import inner_jit, jit
-from treerank.engine._random import next_below, shuffle_prefix
-from treerank.engine._sorting import stable_argsort
-from treerank.engine._split_search import (
+from treerank._engine._binning import MISSING_BIN
+from treerank._engine._histogram import build_histograms, subtract_histograms
+from treerank._engine._jit import inner_jit, jit
+from treerank._engine._random import next_below, shuffle_prefix
+from treerank._engine._sorting import stable_argsort
+from treerank._engine._split_search import (
     SPLITTERS,
     child_term,
     search_categories,
@@ -277,7 +277,7 @@ def grow_rule(
         Features drawn at each inner split (0 or more than available: all).
     criterion : int
     splitter : int
-        A code of :data:`~treerank.engine._split_search.SPLITTERS`: the best
+        A code of :data:`~treerank._engine._split_search.SPLITTERS`: the best
         threshold of each drawn numeric feature, or one drawn at random.
     state : ndarray of uint64 of shape (1,)
         Random generator state (feature draws, random thresholds).

@@ -14,7 +14,7 @@ numbers (bucket indices, leaf ranks) are sorted by counting instead
 
 import numpy as np
 
-from treerank.engine._jit import jit
+from treerank._engine._jit import jit
 
 __all__ = ["counting_argsort", "stable_argsort"]
 
@@ -37,7 +37,7 @@ def stable_argsort(keys, n):
     Examples
     --------
     >>> import numpy as np
-    >>> from treerank.engine._sorting import stable_argsort
+    >>> from treerank._engine._sorting import stable_argsort
     >>> stable_argsort(np.array([2.0, 1.0, 2.0, -np.inf, 1.0]), 5)
     array([3, 1, 4, 0, 2])
     """
@@ -96,7 +96,7 @@ def counting_argsort(keys, n_keys):
     Examples
     --------
     >>> import numpy as np
-    >>> from treerank.engine._sorting import counting_argsort
+    >>> from treerank._engine._sorting import counting_argsort
     >>> counting_argsort(np.array([2, 0, 1, 0]), 3)
     array([1, 3, 2, 0])
     """

@@ -10,7 +10,7 @@ process that grows it, nor on numba's global random state.
 
 import numpy as np
 
-from treerank.engine._jit import inner_jit
+from treerank._engine._jit import inner_jit
 
 __all__ = ["new_state", "next_below", "shuffle_prefix"]
 
