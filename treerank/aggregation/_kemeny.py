@@ -43,16 +43,9 @@ from treerank.aggregation._heuristics import (
     _kwiksort,
     _mean_rank,
 )
-from treerank.aggregation._kernels import (
-    _compiled_for,
-    _kwiksort_kernel,
-    _use_compiled,
-)
-from treerank.aggregation._local_search import _run_local_search
-from treerank.aggregation._local_search_kernels import (
-    _batch_kernel,
-    _local_search_kernel,
-)
+from treerank.aggregation._kernels import _compiled_for, _kwiksort_kernel
+from treerank.aggregation._local_search import _local_search
+from treerank.aggregation._local_search_kernels import _batch_kernel
 from treerank.aggregation._objective import _objective
 from treerank.aggregation._threads import kernel_threads
 
@@ -429,13 +422,11 @@ def kemeny_median(
     more than 8 items and the corrections of interacting moves. No M x M array
     is formed.
 
-    Problems with at least 2^17 item x ranking entries (e.g. 1,311 cells of a
-    100-tree forest) run the objective, Borda, mean rank and the local search
-    in compiled code (numba kernels without the GIL, in ``n_jobs`` threads
-    from 2^18 entries on): the same passes and moves as the numpy solver,
-    which small problems use so that they never wait for a compilation (the
-    results are identical when the weights are integers, and equal up to
-    rounding otherwise). A deep forest's 200,000 cells take seconds (see
+    The local search runs in compiled code at every size (numba kernels
+    without the GIL, in ``n_jobs`` threads from 2^18 item x ranking entries
+    on); so do the objective, Borda and mean rank from 2^17 entries on (e.g.
+    1,311 cells of a 100-tree forest), and from 2^10 entries with integer
+    weights. A deep forest's 200,000 cells take seconds (see
     ``benchmarks/results/aggregation.md``).
 
     Examples
@@ -479,18 +470,14 @@ def kemeny_median(
             f"n_jobs must be a nonzero integer (-1: all processors) or None; got "
             f"{n_jobs!r}."
         )
-    if _compiled_for(data):
-        data.n_threads = kernel_threads(n_items, n_rankings, n_jobs)
+    data.n_threads = kernel_threads(n_items, n_rankings, n_jobs)
     size = n_items * n_items * n_rankings
     if method == "auto":
         method = "exact" if n_items <= MAX_EXACT_ITEMS else "local"
-    if method == "local" and _compiled_for(data):
+    if method == "local":
         # a first fit: the search's kernels may still be compiling in a second
-        # process (small exact problems run the whole search in one kernel)
-        large = _use_compiled(n_items, n_rankings)
-        wait_for_background_compilation(
-            _batch_kernel if large else _local_search_kernel
-        )
+        # process
+        wait_for_background_compilation(_batch_kernel)
     n_iter, converged = 0, False
     start_objectives = {}
 
@@ -547,7 +534,7 @@ def kemeny_median(
             runs = [best_start]
         best = None
         for name in runs:
-            found, value, passes, done = _run_local_search(
+            found, value, passes, done = _local_search(
                 data,
                 dict(candidates)[name],
                 start_objectives[name],
