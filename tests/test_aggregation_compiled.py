@@ -1,9 +1,9 @@
 """Compiled aggregation kernels against oracles.
 
-The local search has one implementation (compiled kernels at every size),
-checked against brute force, exact arithmetic and invariances. The
-objective, the constructive starts and the insertion still have an
-interpreted and a compiled version, compared here as well.
+The local search and the insertion have one implementation each (compiled
+kernels at every size); they are checked against brute force, exact
+arithmetic and invariances. The objective and the constructive starts still
+have an interpreted and a compiled version, compared here as well.
 """
 
 import itertools
@@ -30,7 +30,7 @@ from treerank.aggregation._objective import _objective, _pair_sums, _pair_sums_c
 
 @pytest.fixture
 def compiled(monkeypatch):
-    """Force the compiled objective, starts and insertion whatever the size."""
+    """Force the compiled objective and starts whatever the problem size."""
     monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 0)
 
 
@@ -201,13 +201,8 @@ def fitted_inserter(rng, n_items=3000, n_rankings=25, weights=False):
     return inserter, rankings
 
 
-@pytest.mark.parametrize("search", ["gallop", "bisect"])
-@pytest.mark.parametrize("weights", [False, True])
-@pytest.mark.parametrize("tables", ["full", "none", "large buckets", "every bucket"])
-def test_compiled_insertion_matches_numpy(rng, monkeypatch, weights, tables, search):
-    # positions read from full (gap x rank) tables, or scanned bucket by
-    # bucket with buckets read from prefix tables or member by member: the
-    # same sums
+def set_tables(monkeypatch, tables):
+    """Make the inserters built next read their runs one way."""
     if tables != "full":
         monkeypatch.setattr(insertion_module, "_FULL_TABLE_BUDGET", 0)
     else:  # at once, not after enough placed items
@@ -216,22 +211,47 @@ def test_compiled_insertion_matches_numpy(rng, monkeypatch, weights, tables, sea
     monkeypatch.setattr(insertion_module, "_BUCKET_TABLE_BUDGET", budget)
     if tables == "every bucket":
         monkeypatch.setattr(insertion_module, "_SMALL_BUCKET", 0)
+
+
+@pytest.mark.parametrize("search", ["gallop", "bisect"])
+@pytest.mark.parametrize("weights", [False, True])
+def test_insertion_does_not_depend_on_the_tables(rng, monkeypatch, weights, search):
+    # positions read from full (gap x rank) tables, or scanned bucket by
+    # bucket with buckets read from prefix tables or member by member: the
+    # same sums (integral weights), so the same positions, for both methods
     inserter, rankings = fitted_inserter(rng, weights=weights)
     ranks = new_rows(rng, rankings, 400)
     ranks[:50] = rankings.T[:50]  # fitted items again
-    for window in (2, 0, 7):
-        monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 1 << 62)
-        expected = inserter.positions(ranks, window=window, search=search)
-        monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 0)
-        got = inserter.positions(ranks, window=window, search=search)
-        assert np.array_equal(got, expected)
+    results = []
+    for tables in ("full", "none", "large buckets", "every bucket"):
+        with monkeypatch.context() as patch:
+            set_tables(patch, tables)
+            fresh = ConsensusInserter(*inserter_arrays(inserter))
+            found = [fresh.positions(ranks, window=w, search=search) for w in (2, 0, 7)]
+            found.append(fresh.positions(ranks[:100], method="exact"))
+            results.append(found)
+    for found in results[1:]:
+        for got, expected in zip(found, results[0]):
+            assert np.array_equal(got, expected)
+    # the exact method is the topmost position of least cost (position_costs,
+    # itself checked against the objective in test_aggregation_insertion.py)
+    positions, costs = inserter.position_costs(ranks[:100])
+    assert np.array_equal(results[0][3], positions[np.argmin(costs, axis=1)])
+
+
+def inserter_arrays(inserter):
+    return (
+        inserter.consensus,
+        inserter.rankings,
+        inserter.item_weights,
+        inserter.ranking_weights,
+    )
 
 
 def test_full_tables_are_built_once_enough_items_were_placed(rng, monkeypatch):
     # a few new items are placed without the full (gap x rank) tables; once
     # the items placed over all calls reach the entries' share, the tables are
     # built, and the positions are the same either way
-    monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 0)
     inserter, rankings = fitted_inserter(rng)
     ranks = new_rows(rng, rankings, 400)
     first = inserter.positions(ranks)
@@ -265,20 +285,16 @@ def test_scanned_insertion_counts_beyond_16_bits(monkeypatch):
     ranks = np.array([np.full(n_rankings, 4), np.full(n_rankings, 2)])
     monkeypatch.setattr(insertion_module, "_FULL_TABLE_BUDGET", 0)
     monkeypatch.setattr(insertion_module, "_BUCKET_TABLE_BUDGET", 0)
-    monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 0)
     got = inserter.positions(ranks)
     assert inserter._compiled()["full_tables"] is None
     assert np.array_equal(got, inserter.positions(ranks, method="exact"))
     assert np.array_equal(got, [3.5, 2.0])
 
 
-@pytest.mark.parametrize("path", ["numpy", "compiled"])
-def test_galloping_and_bisection_agree_on_unimodal_costs(rng, monkeypatch, path):
+def test_galloping_and_bisection_agree_on_unimodal_costs(rng):
     # every ranking is the consensus itself, up to ties: the cost of a new
     # item is unimodal along the consensus, so both searches of the block
     # boundary find the exact optimum, whatever the guessed start
-    minimum = 1 << 62 if path == "numpy" else 0
-    monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", minimum)
     n_items = 3000
     consensus = np.sort(rng.integers(0, 1500, size=n_items))
     rankings = np.vstack([consensus // k for k in (1, 2, 3, 5, 8)])
@@ -296,12 +312,9 @@ def test_galloping_and_bisection_agree_on_unimodal_costs(rng, monkeypatch, path)
         assert np.array_equal(got, exact)
 
 
-@pytest.mark.parametrize("path", ["numpy", "compiled"])
-def test_a_search_started_far_from_an_end_reaches_it(rng, monkeypatch, path):
+def test_a_search_started_far_from_an_end_reaches_it(monkeypatch):
     # a galloping step that would leave the consensus probes its end: an item
     # below every fitted item, started from the top block, lands at the bottom
-    minimum = 1 << 62 if path == "numpy" else 0
-    monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", minimum)
     n_items = 3000
     consensus = np.arange(n_items) // 2
     rankings = np.vstack([consensus // k for k in (1, 2, 3)])
@@ -324,9 +337,8 @@ def test_positions_rejects_an_unknown_search(rng):
         inserter.positions(rankings.T[:3], search="linear")
 
 
-def test_compiled_insertion_is_a_valid_position(rng, compiled):
-    # (its agreement with the exact optimum is that of the numpy fast method,
-    # which the compiled one reproduces exactly: test_aggregation_insertion.py)
+def test_fast_insertion_is_a_valid_position(rng):
+    # (its agreement with the exact optimum: test_aggregation_insertion.py)
     inserter, rankings = fitted_inserter(rng, n_items=800, n_rankings=10)
     ranks = new_rows(rng, rankings, 200)
     fast = inserter.positions(ranks)
@@ -339,11 +351,7 @@ def test_compiled_insertion_is_a_valid_position(rng, compiled):
     assert np.array_equal(costs[rows, np.searchsorted(positions, exact)], costs.min(1))
 
 
-@pytest.mark.parametrize("path", ["compiled", "interpreted"])
-def test_insertion_does_not_depend_on_chunks_or_batch(rng, monkeypatch, path):
-    monkeypatch.setattr(
-        _kernels, "_COMPILED_MIN_SIZE", 0 if path == "compiled" else 1 << 62
-    )
+def test_insertion_does_not_depend_on_chunks_or_batch(rng, monkeypatch):
     inserter, rankings = fitted_inserter(rng, weights=True)
     ranks = new_rows(rng, rankings, 300)
     whole = inserter.positions(ranks)
@@ -356,7 +364,7 @@ def test_insertion_does_not_depend_on_chunks_or_batch(rng, monkeypatch, path):
     assert np.array_equal(singles, whole[::37])
 
 
-def test_insertion_memory_is_bounded_by_the_chunk(rng, compiled):
+def test_insertion_memory_is_bounded_by_the_chunk(rng):
     inserter, rankings = fitted_inserter(rng, n_items=2000, n_rankings=20)
     inserter.positions(new_rows(rng, rankings, 10))  # builds the tables
     peaks = []
@@ -366,7 +374,7 @@ def test_insertion_memory_is_bounded_by_the_chunk(rng, compiled):
         inserter.positions(ranks)
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
-        # less the result, and the visiting order of the compiled path (a
+        # less the result, and the visiting order of the chunks (a
         # sort key and a permutation, 8 bytes each per row)
         peaks.append(peak - 8 * n_new - 16 * n_new)
     # per-chunk work only: the same peak for 4x more rows, a few copies of one
@@ -376,7 +384,7 @@ def test_insertion_memory_is_bounded_by_the_chunk(rng, compiled):
     assert peaks[1] < 3 * chunk_bytes < 80_000 * 20 * 8 / 4
 
 
-def test_compiled_insertion_state_is_not_pickled(rng, compiled):
+def test_compiled_insertion_state_is_not_pickled(rng):
     import pickle
 
     inserter, rankings = fitted_inserter(rng, n_items=500, n_rankings=8)
@@ -484,7 +492,7 @@ def test_search_keys_are_borda_scores(rng):
     masses = rng.integers(1, 4, size=40).astype(float)
     weights = np.array([1.0, 2.0, 3.0])
     inserter = ConsensusInserter(rankings.sum(axis=0), rankings, masses, weights)
-    data = inserter._prepared()[0]
+    data = inserter._compiled()["data"]
     table = insertion_module._borda_table(data)
 
     def borda(items):  # items: (n, 3) ranks on the scale of the rankings
@@ -502,12 +510,14 @@ def test_search_keys_are_borda_scores(rng):
     )
     np.testing.assert_allclose(fitted, borda(rankings.T))
     new = rng.integers(-1, 6, size=(30, 3))
-    keys = inserter._thresholds(new, keys=True)[2]
-    np.testing.assert_allclose(keys, borda(new))
-    # the compiled thresholds sum the same terms in the same order
+    # direct maps of the (compact) values, computing the keys in a kernel
     assert inserter._compiled()["threshold_maps"] is not None
-    compiled_keys = inserter._thresholds(new, compiled=True, keys=True)[2]
-    assert np.array_equal(compiled_keys, keys)
+    keys = inserter._thresholds(new)[2]
+    np.testing.assert_allclose(keys, borda(new))
+    # values too spread for maps: binary searches and the same sums in numpy
+    spread = ConsensusInserter(rankings.sum(axis=0), rankings * 10**6, masses, weights)
+    assert spread._compiled()["threshold_maps"] is None
+    assert np.array_equal(spread._thresholds(new * 10**6)[2], keys)
 
 
 def test_sweep_order_is_the_stable_sort_of_the_lows(rng):
