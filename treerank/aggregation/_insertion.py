@@ -460,8 +460,9 @@ class ConsensusInserter:
                 "ranks must be a two-dimensional array of shape (n_new_items, "
                 f"n_rankings); got an array of shape {ranks.shape}."
             )
-        if ranks.shape[0] == 0:
-            empty = np.empty((0, data.n_rankings), dtype=np.intp)
+        dtype = _compact_dtype(int(data.n_buckets.max()))
+        if ranks.shape[0] == 0:  # the dtype of the kernels' thresholds
+            empty = np.empty((0, data.n_rankings), dtype=dtype)
             return empty, empty, np.empty(0)
         if ranks.dtype not in (np.int32, np.int64):  # integer ranks: no copy
             ranks = check_rankings(ranks, input_name="ranks")
@@ -475,7 +476,6 @@ class ConsensusInserter:
                 f"ranks has {ranks.shape[1]} columns but the consensus aggregates "
                 f"{data.n_rankings} rankings."
             )
-        dtype = _compact_dtype(int(data.n_buckets.max()))
         lower = np.empty(ranks.shape, dtype=dtype)
         upper = np.empty(ranks.shape, dtype=dtype)
         borda = state["borda"]

@@ -403,8 +403,8 @@ def kemeny_median(
     the objective by ``m_i (W mass_q - better_q - atmost_q)`` and tying it with
     q instead of placing it just above costs ``m_i (W mass_q / 2 - atmost_q)``;
     the cost of every candidate follows by summation over the buckets passed.
-    These masses come from direct comparisons of rank rows for buckets of at
-    most 8 items and from per-ranking tables of prefix masses for larger ones.
+    These masses come from direct comparisons of rank rows for small buckets
+    and from per-ranking tables of prefix masses for large ones.
     Each pass finds the best move of every item against the same consensus
     and applies them together: the exact change of a batch is the sum of the
     single-move changes plus a correction for each pair of moved items whose
@@ -417,10 +417,9 @@ def kemeny_median(
     O(M B); KwikSort O(M B log M) expected per run; Copeland O(M^2 B); one
     evaluation of the objective O(B (M L + (M / L) K)) with L = 16 (pair by pair,
     O(M^2 B), on small problems); one pass of the local search
-    O(M (2w + 1) B) look-ups or row comparisons (times the size, at most 8, of
-    a compared bucket) plus O(n_large K B) for the tables of the buckets of
-    more than 8 items and the corrections of interacting moves. No M x M array
-    is formed.
+    O(M (2w + 1) B) look-ups or row comparisons (times the size of a compared
+    bucket) plus O(n_large K B) for the tables of the large buckets and the
+    corrections of interacting moves. No M x M array is formed.
 
     The local search runs in compiled code at every size (numba kernels
     without the GIL, in ``n_jobs`` threads from 2^18 item x ranking entries

@@ -512,3 +512,10 @@ def _batch_kernel(
         if sweep_dominated[c]:
             dominated[chosen[order[c]]] = True
     return correction, dominated
+
+
+# The name under which ``treerank._compilation._background`` lists the kernel
+# of its "small median" part. Small problems used to run the whole search in
+# one kernel of that name; they now run the same passes as large ones, whose
+# batch kernel this is. To be removed once that module names ``_batch_kernel``.
+_local_search_kernel = _batch_kernel
