@@ -119,19 +119,18 @@ def single_move_objectives(consensus, rankings, weights, masses, item):
 
 
 @pytest.mark.parametrize("weights", ["uniform", "groups", "float"])
-@pytest.mark.parametrize("noise", [0.02, 0.3])
-def test_search_tracks_the_objective_to_a_local_optimum(rng, weights, noise):
+def test_search_tracks_the_objective_to_a_local_optimum(rng, weights):
     # the objective tracked by exact changes is the true one (to the last bit
     # with integral weights), and a converged search with a window of every
     # bucket leaves no single move that lowers it (brute force over every
     # position of every item)
-    data = instance(rng, 60, 7, noise, weights)
+    data = instance(rng, 40, 6, 0.2, weights)
     rankings = data.ranks[np.argsort(data.permutation)]
     ranking_weights = data.ranking_weights[np.argsort(data.permutation)]
     start = _borda(data)
     value = _objective(start, data)
     found, tracked, _, converged = _local_search(
-        data, start, value, window=60, max_iter=100
+        data, start, value, window=40, max_iter=100
     )
     assert converged
     true = kemeny_objective(found, rankings, ranking_weights, data.item_weights)
@@ -140,7 +139,7 @@ def test_search_tracks_the_objective_to_a_local_optimum(rng, weights, noise):
     else:
         assert tracked == pytest.approx(true, rel=1e-12)
     assert true <= value
-    for item in range(60):
+    for item in range(40):
         values = single_move_objectives(
             found, rankings, ranking_weights, data.item_weights, item
         )
