@@ -1,4 +1,10 @@
-"""Compiled aggregation kernels against the numpy implementations and oracles."""
+"""Compiled aggregation kernels against oracles.
+
+The local search and the insertion have one implementation each (compiled
+kernels at every size); they are checked against brute force, exact
+arithmetic and invariances. The objective and the constructive starts still
+have an interpreted and a compiled version, compared here as well.
+"""
 
 import itertools
 import tracemalloc
@@ -16,27 +22,16 @@ from treerank.aggregation import (
     kemeny_objective,
 )
 from treerank.aggregation import _insertion as insertion_module
-from treerank.aggregation._bucket_index import _BucketIndex
 from treerank.aggregation._bucket_order import _RankingData
 from treerank.aggregation._heuristics import _borda, _borda_costs
-from treerank.aggregation._local_search import (
-    _best_moves,
-    _local_search,
-    _local_search_compiled,
-)
+from treerank.aggregation._local_search import _best_moves, _local_search
 from treerank.aggregation._objective import _objective, _pair_sums, _pair_sums_compiled
 
 
 @pytest.fixture
 def compiled(monkeypatch):
-    """Force the compiled paths whatever the problem size."""
+    """Force the compiled objective and starts whatever the problem size."""
     monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 0)
-
-
-@pytest.fixture
-def interpreted(monkeypatch):
-    """Force the numpy paths whatever the problem size."""
-    monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 1 << 62)
 
 
 def instance(rng, n_items, n_rankings, noise, weights):
@@ -111,32 +106,69 @@ def test_compiled_mean_rank_matches_numpy(rng, monkeypatch, weights):
 # ----------------------------------------------------------------------------
 # local search
 # ----------------------------------------------------------------------------
+def single_move_objectives(consensus, rankings, weights, masses, item):
+    """Objective of every position of ``item``, the others kept (brute force)."""
+    n_buckets = int(consensus.max()) + 1
+    values = []
+    for target in np.arange(2 * n_buckets + 1) / 2.0 - 0.5:
+        keys = consensus.astype(float)
+        keys[item] = target
+        moved = np.unique(keys, return_inverse=True)[1]
+        values.append(kemeny_objective(moved, rankings, weights, masses))
+    return np.array(values)
+
+
 @pytest.mark.parametrize("weights", ["uniform", "groups", "float"])
-@pytest.mark.parametrize(("noise", "window"), [(0.02, 3), (0.3, 3), (0.1, 40)])
-def test_compiled_search_matches_numpy(rng, weights, noise, window):
-    data = instance(rng, 1500, 20, noise, weights)
+def test_search_tracks_the_objective_to_a_local_optimum(rng, weights):
+    # the objective tracked by exact changes is the true one (to the last bit
+    # with integral weights), and a converged search with a window of every
+    # bucket leaves no single move that lowers it (brute force over every
+    # position of every item)
+    data = instance(rng, 40, 6, 0.2, weights)
+    rankings = data.ranks[np.argsort(data.permutation)]
+    ranking_weights = data.ranking_weights[np.argsort(data.permutation)]
     start = _borda(data)
     value = _objective(start, data)
-    reference = _local_search(data, start, value, window=window, max_iter=100)
-    found = _local_search_compiled(data, start, value, window=window, max_iter=100)
-    assert found[2] == reference[2]  # passes
-    assert found[3] == reference[3]  # converged
-    if weights == "float":
-        # rounding may only matter on exact ties of gains: same objective
-        assert found[1] == pytest.approx(reference[1], rel=1e-9)
+    found, tracked, _, converged = _local_search(
+        data, start, value, window=40, max_iter=100
+    )
+    assert converged
+    true = kemeny_objective(found, rankings, ranking_weights, data.item_weights)
+    if data.exact:
+        assert tracked == true
     else:
-        assert np.array_equal(found[0], reference[0])
-        assert found[1] == reference[1]
-    # the tracked objective is the true one, and the result a local optimum
-    assert found[1] == pytest.approx(_objective(found[0], data), rel=1e-12)
-    if found[3]:
-        index = _BucketIndex(data, found[0])
-        moves = _best_moves(index, data, np.arange(data.n_items), window)
-        assert moves["item"].shape[0] == 0
+        assert tracked == pytest.approx(true, rel=1e-12)
+    assert true <= value
+    for item in range(40):
+        values = single_move_objectives(
+            found, rankings, ranking_weights, data.item_weights, item
+        )
+        assert values.min() >= true - 1e-9 * true
 
 
-def test_compiled_median_matches_brute_force_oracle(compiled):
-    # the default method with compiled kernels, on random small instances
+@pytest.mark.parametrize("weights", ["uniform", "groups", "float"])
+def test_search_window_limits_moves_and_passes(rng, weights):
+    # a larger problem, a window of 3 buckets: every pass lowers F, the
+    # tracked value is the true one, and the search stops at a local optimum
+    # of the window (no mover left among all items)
+    data = instance(rng, 1500, 20, 0.1, weights)
+    start = _borda(data)
+    value = _objective(start, data)
+    found, tracked, passes, converged = _local_search(
+        data, start, value, window=3, max_iter=100
+    )
+    assert converged and passes >= 1 and tracked < value
+    if data.exact:
+        assert tracked == _objective(found, data)
+    else:
+        assert tracked == pytest.approx(_objective(found, data), rel=1e-12)
+    groups = _kernels._weight_groups(data)
+    _, moves = _best_moves(data, found, np.arange(data.n_items), 3, groups)
+    assert moves["item"].shape[0] == 0
+
+
+def test_median_matches_brute_force_oracle(compiled):
+    # the default method, on random small instances
     # (the tests folder is on sys.path; a "tests" package may be installed)
     from test_aggregation_median import brute_force_median, random_instance
 
@@ -147,19 +179,6 @@ def test_compiled_median_matches_brute_force_oracle(compiled):
         result = kemeny_median(rankings, weights, masses, method="local")
         assert result.objective >= exact - 1e-9
         assert result.objective <= result.start_objectives["borda"] + 1e-9
-
-
-def test_compiled_median_equals_numpy_median(rng, monkeypatch):
-    rankings = tree_like_rankings(rng, 2500, 30, 0.05, n_leaves=(20, 60))
-    masses = rng.integers(1, 3, size=2500)
-    monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 1 << 62)
-    expected = kemeny_median(rankings, item_weights=masses, max_iter=20)
-    monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 0)
-    found = kemeny_median(rankings, item_weights=masses, max_iter=20)
-    assert np.array_equal(found.consensus, expected.consensus)
-    assert found.objective == expected.objective
-    assert found.start_objectives == expected.start_objectives
-    assert (found.n_iter, found.converged) == (expected.n_iter, expected.converged)
 
 
 # ----------------------------------------------------------------------------
@@ -181,13 +200,8 @@ def fitted_inserter(rng, n_items=3000, n_rankings=25, weights=False):
     return inserter, rankings
 
 
-@pytest.mark.parametrize("search", ["gallop", "bisect"])
-@pytest.mark.parametrize("weights", [False, True])
-@pytest.mark.parametrize("tables", ["full", "none", "large buckets", "every bucket"])
-def test_compiled_insertion_matches_numpy(rng, monkeypatch, weights, tables, search):
-    # positions read from full (gap x rank) tables, or scanned bucket by
-    # bucket with buckets read from prefix tables or member by member: the
-    # same sums
+def set_tables(monkeypatch, tables):
+    """Make the inserters built next read their runs one way."""
     if tables != "full":
         monkeypatch.setattr(insertion_module, "_FULL_TABLE_BUDGET", 0)
     else:  # at once, not after enough placed items
@@ -196,22 +210,47 @@ def test_compiled_insertion_matches_numpy(rng, monkeypatch, weights, tables, sea
     monkeypatch.setattr(insertion_module, "_BUCKET_TABLE_BUDGET", budget)
     if tables == "every bucket":
         monkeypatch.setattr(insertion_module, "_SMALL_BUCKET", 0)
+
+
+@pytest.mark.parametrize("search", ["gallop", "bisect"])
+@pytest.mark.parametrize("weights", [False, True])
+def test_insertion_does_not_depend_on_the_tables(rng, monkeypatch, weights, search):
+    # positions read from full (gap x rank) tables, or scanned bucket by
+    # bucket with buckets read from prefix tables or member by member: the
+    # same sums (integral weights), so the same positions, for both methods
     inserter, rankings = fitted_inserter(rng, weights=weights)
     ranks = new_rows(rng, rankings, 400)
     ranks[:50] = rankings.T[:50]  # fitted items again
-    for window in (2, 0, 7):
-        monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 1 << 62)
-        expected = inserter.positions(ranks, window=window, search=search)
-        monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 0)
-        got = inserter.positions(ranks, window=window, search=search)
-        assert np.array_equal(got, expected)
+    results = []
+    for tables in ("full", "none", "large buckets", "every bucket"):
+        with monkeypatch.context() as patch:
+            set_tables(patch, tables)
+            fresh = ConsensusInserter(*inserter_arrays(inserter))
+            found = [fresh.positions(ranks, window=w, search=search) for w in (2, 0, 7)]
+            found.append(fresh.positions(ranks[:100], method="exact"))
+            results.append(found)
+    for found in results[1:]:
+        for got, expected in zip(found, results[0]):
+            assert np.array_equal(got, expected)
+    # the exact method is the topmost position of least cost (position_costs,
+    # itself checked against the objective in test_aggregation_insertion.py)
+    positions, costs = inserter.position_costs(ranks[:100])
+    assert np.array_equal(results[0][3], positions[np.argmin(costs, axis=1)])
+
+
+def inserter_arrays(inserter):
+    return (
+        inserter.consensus,
+        inserter.rankings,
+        inserter.item_weights,
+        inserter.ranking_weights,
+    )
 
 
 def test_full_tables_are_built_once_enough_items_were_placed(rng, monkeypatch):
     # a few new items are placed without the full (gap x rank) tables; once
     # the items placed over all calls reach the entries' share, the tables are
     # built, and the positions are the same either way
-    monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 0)
     inserter, rankings = fitted_inserter(rng)
     ranks = new_rows(rng, rankings, 400)
     first = inserter.positions(ranks)
@@ -245,20 +284,16 @@ def test_scanned_insertion_counts_beyond_16_bits(monkeypatch):
     ranks = np.array([np.full(n_rankings, 4), np.full(n_rankings, 2)])
     monkeypatch.setattr(insertion_module, "_FULL_TABLE_BUDGET", 0)
     monkeypatch.setattr(insertion_module, "_BUCKET_TABLE_BUDGET", 0)
-    monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", 0)
     got = inserter.positions(ranks)
     assert inserter._compiled()["full_tables"] is None
     assert np.array_equal(got, inserter.positions(ranks, method="exact"))
     assert np.array_equal(got, [3.5, 2.0])
 
 
-@pytest.mark.parametrize("path", ["numpy", "compiled"])
-def test_galloping_and_bisection_agree_on_unimodal_costs(rng, monkeypatch, path):
+def test_galloping_and_bisection_agree_on_unimodal_costs(rng):
     # every ranking is the consensus itself, up to ties: the cost of a new
     # item is unimodal along the consensus, so both searches of the block
     # boundary find the exact optimum, whatever the guessed start
-    minimum = 1 << 62 if path == "numpy" else 0
-    monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", minimum)
     n_items = 3000
     consensus = np.sort(rng.integers(0, 1500, size=n_items))
     rankings = np.vstack([consensus // k for k in (1, 2, 3, 5, 8)])
@@ -276,12 +311,9 @@ def test_galloping_and_bisection_agree_on_unimodal_costs(rng, monkeypatch, path)
         assert np.array_equal(got, exact)
 
 
-@pytest.mark.parametrize("path", ["numpy", "compiled"])
-def test_a_search_started_far_from_an_end_reaches_it(rng, monkeypatch, path):
+def test_a_search_started_far_from_an_end_reaches_it(monkeypatch):
     # a galloping step that would leave the consensus probes its end: an item
     # below every fitted item, started from the top block, lands at the bottom
-    minimum = 1 << 62 if path == "numpy" else 0
-    monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", minimum)
     n_items = 3000
     consensus = np.arange(n_items) // 2
     rankings = np.vstack([consensus // k for k in (1, 2, 3)])
@@ -304,9 +336,8 @@ def test_positions_rejects_an_unknown_search(rng):
         inserter.positions(rankings.T[:3], search="linear")
 
 
-def test_compiled_insertion_is_a_valid_position(rng, compiled):
-    # (its agreement with the exact optimum is that of the numpy fast method,
-    # which the compiled one reproduces exactly: test_aggregation_insertion.py)
+def test_fast_insertion_is_a_valid_position(rng):
+    # (its agreement with the exact optimum: test_aggregation_insertion.py)
     inserter, rankings = fitted_inserter(rng, n_items=800, n_rankings=10)
     ranks = new_rows(rng, rankings, 200)
     fast = inserter.positions(ranks)
@@ -319,11 +350,7 @@ def test_compiled_insertion_is_a_valid_position(rng, compiled):
     assert np.array_equal(costs[rows, np.searchsorted(positions, exact)], costs.min(1))
 
 
-@pytest.mark.parametrize("path", ["compiled", "interpreted"])
-def test_insertion_does_not_depend_on_chunks_or_batch(rng, monkeypatch, path):
-    monkeypatch.setattr(
-        _kernels, "_COMPILED_MIN_SIZE", 0 if path == "compiled" else 1 << 62
-    )
+def test_insertion_does_not_depend_on_chunks_or_batch(rng, monkeypatch):
     inserter, rankings = fitted_inserter(rng, weights=True)
     ranks = new_rows(rng, rankings, 300)
     whole = inserter.positions(ranks)
@@ -336,7 +363,7 @@ def test_insertion_does_not_depend_on_chunks_or_batch(rng, monkeypatch, path):
     assert np.array_equal(singles, whole[::37])
 
 
-def test_insertion_memory_is_bounded_by_the_chunk(rng, compiled):
+def test_insertion_memory_is_bounded_by_the_chunk(rng):
     inserter, rankings = fitted_inserter(rng, n_items=2000, n_rankings=20)
     inserter.positions(new_rows(rng, rankings, 10))  # builds the tables
     peaks = []
@@ -346,7 +373,7 @@ def test_insertion_memory_is_bounded_by_the_chunk(rng, compiled):
         inserter.positions(ranks)
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
-        # less the result, and the visiting order of the compiled path (a
+        # less the result, and the visiting order of the chunks (a
         # sort key and a permutation, 8 bytes each per row)
         peaks.append(peak - 8 * n_new - 16 * n_new)
     # per-chunk work only: the same peak for 4x more rows, a few copies of one
@@ -356,7 +383,7 @@ def test_insertion_memory_is_bounded_by_the_chunk(rng, compiled):
     assert peaks[1] < 3 * chunk_bytes < 80_000 * 20 * 8 / 4
 
 
-def test_compiled_insertion_state_is_not_pickled(rng, compiled):
+def test_compiled_insertion_state_is_not_pickled(rng):
     import pickle
 
     inserter, rankings = fitted_inserter(rng, n_items=500, n_rankings=8)
@@ -395,24 +422,8 @@ def test_compiled_recoding_matches_numpy(rng, monkeypatch, weights):
 
 
 # ----------------------------------------------------------------------------
-# exact arithmetic: compiled from small sizes on, the whole search compiled
+# exact arithmetic
 # ----------------------------------------------------------------------------
-def test_numpy_sum_replica_matches_ndarray_sum(rng):
-    for n in [*range(0, 300), 511, 512, 513, 1023, 4097, 10_000, 65_537]:
-        values = rng.standard_normal(n) * 10.0 ** rng.integers(-8, 8, size=n)
-        assert _local_search_kernels._numpy_sum(values) == values.sum(), n
-
-
-def test_candidate_columns_kernel_matches_numpy():
-    from treerank.aggregation._local_search import _candidate_columns
-
-    for window in range(0, 40):
-        expected = _candidate_columns(window)
-        assert np.array_equal(
-            _local_search_kernels._candidate_columns_kernel(window), expected
-        )
-
-
 def test_exact_arithmetic_dispatch(rng):
     rankings = tree_like_rankings(rng, 300, 5, 0.2)  # 1,500 entries
     exact = _RankingData(rankings, None, rng.integers(1, 4, size=300))
@@ -449,32 +460,6 @@ def test_compiled_copeland_and_kwiksort_match_numpy(rng, monkeypatch):
         assert after_c == after
 
 
-@pytest.mark.parametrize("weights", ["uniform", "groups"])
-def test_exact_search_matches_the_pass_by_pass_searches(rng, weights):
-    from treerank.aggregation._local_search import _local_search_exact
-
-    for trial in range(12):
-        n_items = int(rng.integers(20, 900))
-        data = instance(rng, n_items, int(rng.integers(2, 25)), 0.2, weights)
-        start = _borda(data)
-        value = _objective(start, data)
-        window = [3, 1, 0, n_items][trial % 4]
-        tol = [0.0, 1e-5][trial % 2]
-        expected = _local_search_compiled(
-            data, start, value, window=window, max_iter=12, tol=tol
-        )
-        found = _local_search_exact(
-            data, start, value, window=window, max_iter=12, tol=tol
-        )
-        assert np.array_equal(found[0], expected[0])
-        assert found[1:] == expected[1:]
-        reference = _local_search(
-            data, start, value, window=window, max_iter=12, tol=tol
-        )
-        assert np.array_equal(found[0], reference[0])
-        assert found[1:] == reference[1:]
-
-
 def test_batch_correction_skips_only_pairs_that_cancel(rng):
     # the exact shortcut leaves the correction and the dominated moves as the
     # full comparison of every overlapping pair computes them
@@ -498,55 +483,6 @@ def test_batch_correction_skips_only_pairs_that_cancel(rng):
         assert np.array_equal(fast[1], full[1])
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_small_exact_medians_equal_numpy_medians(monkeypatch, seed):
-    # small problems (several starts, KwikSort, Copeland) with integral
-    # weights: the compiled solvers return the numpy median, to the last bit
-    rng = np.random.default_rng(seed)
-    n_items = int(rng.integers(150, 600))
-    n_rankings = int(rng.integers(3, 8))
-    rankings = tree_like_rankings(rng, n_items, n_rankings, 0.2, n_leaves=(5, 20))
-    masses = rng.integers(1, 4, size=n_items)
-    weights = None if seed % 2 else rng.integers(1, 3, size=n_rankings)
-    results = []
-    for minimum in (1 << 62, 1 << 17):
-        monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", minimum)
-        results.append(
-            kemeny_median(
-                rankings, weights, masses, random_state=seed, max_iter=10, tol=1e-5
-            )
-        )
-    expected, found = results
-    assert np.array_equal(found.consensus, expected.consensus)
-    assert found.objective == expected.objective
-    assert found.start_objectives == expected.start_objectives
-    assert (found.start, found.n_iter, found.converged) == (
-        expected.start,
-        expected.n_iter,
-        expected.converged,
-    )
-
-
-def test_small_forest_median_is_unchanged_by_the_compiled_solvers(monkeypatch):
-    from sklearn.datasets import make_classification
-
-    from treerank import RankingForest
-
-    X, y = make_classification(900, 10, n_informative=5, random_state=0)
-    fitted = []
-    for minimum in (1 << 62, 1 << 17):
-        monkeypatch.setattr(_kernels, "_COMPILED_MIN_SIZE", minimum)
-        fitted.append(
-            RankingForest(n_estimators=5, random_state=0).fit(X[:500], y[:500])
-        )
-    expected, found = fitted
-    assert np.array_equal(found.consensus_, expected.consensus_)
-    assert found.consensus_objective_ == expected.consensus_objective_
-    assert np.array_equal(
-        found.decision_function(X[500:]), expected.decision_function(X[500:])
-    )
-
-
 def test_search_keys_are_borda_scores(rng):
     # the search key of an item is its Borda score: the weighted sum over
     # rankings of the mass ranked strictly above it plus half the mass tied
@@ -555,7 +491,7 @@ def test_search_keys_are_borda_scores(rng):
     masses = rng.integers(1, 4, size=40).astype(float)
     weights = np.array([1.0, 2.0, 3.0])
     inserter = ConsensusInserter(rankings.sum(axis=0), rankings, masses, weights)
-    data = inserter._prepared()[0]
+    data = inserter._compiled()["data"]
     table = insertion_module._borda_table(data)
 
     def borda(items):  # items: (n, 3) ranks on the scale of the rankings
@@ -573,12 +509,14 @@ def test_search_keys_are_borda_scores(rng):
     )
     np.testing.assert_allclose(fitted, borda(rankings.T))
     new = rng.integers(-1, 6, size=(30, 3))
-    keys = inserter._thresholds(new, keys=True)[2]
-    np.testing.assert_allclose(keys, borda(new))
-    # the compiled thresholds sum the same terms in the same order
+    # direct maps of the (compact) values, computing the keys in a kernel
     assert inserter._compiled()["threshold_maps"] is not None
-    compiled_keys = inserter._thresholds(new, compiled=True, keys=True)[2]
-    assert np.array_equal(compiled_keys, keys)
+    keys = inserter._thresholds(new)[2]
+    np.testing.assert_allclose(keys, borda(new))
+    # values too spread for maps: binary searches and the same sums in numpy
+    spread = ConsensusInserter(rankings.sum(axis=0), rankings * 10**6, masses, weights)
+    assert spread._compiled()["threshold_maps"] is None
+    assert np.array_equal(spread._thresholds(new * 10**6)[2], keys)
 
 
 def test_sweep_order_is_the_stable_sort_of_the_lows(rng):

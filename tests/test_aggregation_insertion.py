@@ -131,7 +131,7 @@ def test_pickle_and_rebuild_from_arrays(rng):
     ranks = new_items(rng, rankings, 30)
     expected = inserter.positions(ranks)
     restored = pickle.loads(pickle.dumps(inserter))
-    assert restored._state is None  # the index is rebuilt, not stored
+    assert restored._compiled_state is None  # the tables are rebuilt, not stored
     assert np.array_equal(restored.positions(ranks), expected)
     rebuilt = ConsensusInserter(
         restored.consensus,

@@ -15,7 +15,6 @@ from sklearn.datasets import make_classification
 
 from treerank import RankingForest
 from treerank._engine import _routing
-from treerank.aggregation import _kernels
 from treerank.ensemble import _tree_aggregate, mean_leaf_values
 from treerank.ensemble._leaf_scores import mean_borda_scores
 from treerank.ensemble._leaf_tables import LeafTable
@@ -67,8 +66,8 @@ def reference_leaf_ranks(forest, X):
     ).astype(np.int32)
 
 
-def reference_raw_scores(forest, leaf_ranks, monkeypatch):
-    """The forest's scores from plain numpy pieces (numpy insertion path)."""
+def reference_raw_scores(forest, leaf_ranks):
+    """The forest's scores from plain numpy pieces and a fresh inserter."""
     if forest.aggregation == "mean":
         return mean_leaf_values(leaf_ranks, forest.leaf_values_)
     if forest.aggregation == "borda":
@@ -76,23 +75,21 @@ def reference_raw_scores(forest, leaf_ranks, monkeypatch):
     positions = forest._positions(leaf_ranks).astype(np.int64)
     monotonic = forest._monotonic
     search = "bisect" if monotonic else "gallop"
-    with monkeypatch.context() as patch:
-        patch.setattr(_kernels, "_COMPILED_MIN_SIZE", 1 << 62)
-        inserter = type(forest._inserter)(
-            forest._inserter.consensus,
-            forest._inserter.rankings,
-            forest._inserter.item_weights,
-            forest._inserter.ranking_weights,
-        )
-        if monotonic:
-            position = inserter.positions(positions, search=search)
-        else:
-            cell = forest._cell_index.lookup(leaf_ranks)
-            seen = cell >= 0
-            position = np.empty(leaf_ranks.shape[0])
-            position[seen] = forest.consensus_[cell[seen]]
-            if not seen.all():
-                position[~seen] = inserter.positions(positions[~seen], search=search)
+    inserter = type(forest._inserter)(
+        forest._inserter.consensus,
+        forest._inserter.rankings,
+        forest._inserter.item_weights,
+        forest._inserter.ranking_weights,
+    )
+    if monotonic:
+        position = inserter.positions(positions, search=search)
+    else:
+        cell = forest._cell_index.lookup(leaf_ranks)
+        seen = cell >= 0
+        position = np.empty(leaf_ranks.shape[0])
+        position[seen] = forest.consensus_[cell[seen]]
+        if not seen.all():
+            position[~seen] = inserter.positions(positions[~seen], search=search)
     scores = -2.0 * position
     if forest.break_ties:
         scores += 0.9 * (mean_leaf_values(leaf_ranks, forest.leaf_values_) - 0.5)
@@ -193,38 +190,37 @@ def test_leaf_table_gather_is_fancy_indexing(rng):
         ("numeric", {"break_ties": False}),
     ],
 )
-def test_scores_match_the_reference_computation(design, params, monkeypatch):
+def test_scores_match_the_reference_computation(design, params):
     X, y, X_test = DESIGNS[design]()
     forest = RankingForest(n_estimators=15, random_state=3, **params).fit(X, y)
     leaf_ranks = reference_leaf_ranks(forest, X_test)
-    expected = reference_raw_scores(forest, leaf_ranks, monkeypatch)
+    expected = reference_raw_scores(forest, leaf_ranks)
     threshold = forest._calibration.threshold_
     assert np.array_equal(forest.decision_function(X_test), expected - threshold)
 
 
-def test_monotone_forest_scores_match_the_reference(monkeypatch):
+def test_monotone_forest_scores_match_the_reference():
     X, y, X_test = numeric_design(600, 6)
     forest = RankingForest(
         n_estimators=15, monotonic_cst=[1, 0, -1, 0, 0, 0, 0, 0], random_state=0
     ).fit(X, y)
     leaf_ranks = reference_leaf_ranks(forest, X_test)
-    expected = reference_raw_scores(forest, leaf_ranks, monkeypatch)
+    expected = reference_raw_scores(forest, leaf_ranks)
     assert np.array_equal(forest._raw_scores(forest._leaf_ranks(X_test)), expected)
 
 
 @pytest.fixture(scope="module")
 def large_forest():
-    # 2,700 cells x 50 trees: the compiled insertion (>= 2^17 entries)
+    # 2,700 cells x 50 trees: threads and pieces of the insertion
     X, y, X_test = numeric_design(2700, 7, missing=0.05)
     forest = RankingForest(n_estimators=50, random_state=0).fit(X, y)
     return forest, X_test
 
 
-def test_compiled_insertion_scores_match_the_reference(large_forest, monkeypatch):
+def test_large_forest_scores_match_the_reference(large_forest):
     forest, X_test = large_forest
-    assert _kernels._use_compiled(forest.n_cells_, forest.n_estimators)
     leaf_ranks = reference_leaf_ranks(forest, X_test)
-    expected = reference_raw_scores(forest, leaf_ranks, monkeypatch)
+    expected = reference_raw_scores(forest, leaf_ranks)
     assert np.array_equal(forest._raw_scores(forest._leaf_ranks(X_test)), expected)
 
 

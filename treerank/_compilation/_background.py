@@ -106,7 +106,9 @@ def _part_kernels(part):
     )
 
     if part == "small-median":
-        return (_local_search_kernels._local_search_kernel,)
+        # the search's batch kernel, compiled early by both median parts; the
+        # objective and starts of small problems are this part's own
+        return (_local_search_kernels._batch_kernel,)
     if part == "cell-sort":
         return (_cell_index._lexicographic_kernel,)
     return (

@@ -11,8 +11,9 @@ compiles the same specializations:
   out-of-bag sums and means (:func:`warm_leaf_table_kernels`);
 - ``median``: a synthetic forest of 2,000 rows and 100 trees aggregated by its
   median and new rows placed in it (:func:`warm_median_kernels`);
-- ``small-median``: the same on 300 rows, a small exact problem whose whole
-  local search runs in one kernel;
+- ``small-median``: the same on 300 rows, a small exact problem (the same
+  search and insertion kernels as large ones; its objective and starts in
+  numpy);
 - ``cell-sort``: the sort of the cells of forests of more than 4,096 cells
   (:func:`warm_cell_sort_kernel`), which a fit on 2,000 rows does not use.
 

@@ -58,7 +58,6 @@ import threading
 
 import numpy as np
 
-from treerank.aggregation._bucket_index import _BucketIndex
 from treerank.aggregation._bucket_order import (
     _compact_dtype,
     _dense_rows,
@@ -73,7 +72,7 @@ from treerank.aggregation._insertion_kernels import (
     _threshold_maps,
     _thresholds_kernel,
 )
-from treerank.aggregation._kernels import _use_compiled, _weight_groups
+from treerank.aggregation._kernels import _weight_groups
 from treerank.utils.validation import check_sample_weight
 
 __all__ = ["ConsensusInserter"]
@@ -153,14 +152,16 @@ def _block_keys(data, block, n_blocks, table):
     return np.sort(item_keys[by_block[middle]])
 
 
+# the costs of every position are not written (see _region_scan_kernel)
+_NO_COSTS = np.empty((0, 0))
 # the compiled state is built once even when threads place chunks concurrently
 _BUILD_LOCK = threading.Lock()
-# new items placed per call of the compiled kernel: bounds the memory of a
+# new items placed per call of the kernels: bounds the memory of a
 # call (thresholds and results of one chunk) whatever the batch size
 _CHUNK = 4096
-# entries of the per-bucket prefix tables of the compiled path (float64)
+# entries of the per-bucket prefix tables (float64)
 _BUCKET_TABLE_BUDGET = 1 << 24  # float32 entries (half as many float64)
-# buckets of more than this many items get prefix tables (compiled path): a
+# buckets of more than this many items get prefix tables: a
 # query of a table costs two look-ups per ranking, a member of a bucket one
 # comparison of two rows (measured on a 200,000-cell forest of 100 trees:
 # 4.85 us per new item with 128, 3.23 with 16, for 11 MB of tables)
@@ -237,17 +238,20 @@ class ConsensusInserter:
     range above the optimum on average, for the same test AUC).
 
     Memory: a call places the new items in chunks of 4,096, so its memory is
-    that of one chunk whatever the batch size (and, on the compiled path, a
-    visiting order of 16 bytes per item: chunks of items with similar ranks
-    read the same parts of the tables), and each item's position depends on
-    that item alone (not on the chunks or the rest of the batch).
-    On large problems (at least 2^17 item x ranking entries) compiled kernels
-    do the work, with the same positions as the numpy method: they keep, built
-    on first use and not pickled, the block tables (O(G K B)), and either the
-    prefix masses of every (gap, rank) pair of every ranking (O(Q K B), when
-    they fit 2^25 entries: every position then costs one look-up per ranking)
-    or the prefix masses of the largest buckets (at most 2^23 entries, other
-    buckets being compared member by member).
+    that of one chunk whatever the batch size (and a visiting order of 16
+    bytes per item: chunks of items with similar ranks read the same parts of
+    the tables), and each item's position depends on that item alone (not on
+    the chunks or the rest of the batch).
+    Compiled kernels do the work at every size (:mod:`._insertion_kernels`);
+    they keep, built on first use and not pickled, the block tables
+    (O(G K B)), and either the prefix masses of every (gap, rank) pair of
+    every ranking (O(Q K B), when they fit 2^25 entries and enough items were
+    placed: every position then costs one look-up per ranking) or the prefix
+    masses of the largest buckets (at most 2^23 entries, other buckets being
+    compared member by member). Both give the same positions when the
+    weights are integers; with fractional weights their sums may round
+    differently, so that a position of exactly equal cost to another may be
+    chosen either way.
 
     Examples
     --------
@@ -270,7 +274,6 @@ class ConsensusInserter:
         self.ranking_weights = check_sample_weight(
             ranking_weights, n_rankings, input_name="ranking_weights"
         )
-        self._state = None
         self._compiled_state = None
 
     @property
@@ -280,25 +283,16 @@ class ConsensusInserter:
 
     def __getstate__(self):
         state = self.__dict__.copy()
-        state["_state"] = None
         state["_compiled_state"] = None
         return state
 
     def __setstate__(self, state):
-        state.setdefault("_compiled_state", None)
+        state.pop("_state", None)  # the interpreted index of older versions
+        state["_compiled_state"] = None
         self.__dict__.update(state)
 
-    def _prepared(self):
-        if self._state is None:
-            data = _RankingData(self.rankings, self.ranking_weights, self.item_weights)
-            values = [np.unique(row) for row in self.rankings[data.permutation]]
-            consensus = self.consensus.astype(np.intp)
-            index = _BucketIndex(data, consensus, cache_tables=True)
-            self._state = (data, values, index, self._block_tables(data, consensus))
-        return self._state
-
     def _compiled(self):
-        """State of the compiled fast method (built on first use, not pickled).
+        """State of the compiled kernels (built on first use, not pickled).
 
         Ragged tables: ranking b's entries of a row start at ``widths_offset[b]``
         and hold ``K_b + 1`` prefix masses (thresholds 0..K_b).
@@ -452,67 +446,24 @@ class ConsensusInserter:
             tables[start : start + width * n_gaps] = counts.ravel()
         return tables, rank_offset.astype(np.int64)
 
-    @staticmethod
-    def _block_tables(data, consensus):
-        """Prefix masses at the block boundaries of the consensus, per ranking.
-
-        Returns (bounds, mass_before, tables, width): ``bounds[j]`` is the first
-        bucket of block j (``bounds[-1] = Q``), ``mass_before[j]`` the mass of
-        the buckets before it, and ``tables[b, j, k]`` the mass of those ranked
-        < k by ranking b.
-        """
-        n_buckets = int(consensus.max()) + 1
-        n_blocks = _n_blocks(
-            consensus.shape[0], n_buckets, int(np.sum(data.n_buckets + 1))
-        )
-        bounds = (np.arange(n_blocks + 1) * n_buckets) // n_blocks
-        block = np.searchsorted(bounds, consensus, side="right") - 1
-        width = int(data.n_buckets.max()) + 1
-        tables = np.zeros((data.n_rankings, n_blocks + 1, width), dtype=data.mass_dtype)
-        for b in range(data.n_rankings):
-            cell = (block + 1) * width + data.ranks[b] + 1
-            counts = np.bincount(
-                cell, weights=data.item_weights, minlength=(n_blocks + 1) * width
-            ).astype(data.mass_dtype, copy=False)
-            table = counts.reshape(n_blocks + 1, width)
-            np.cumsum(table, axis=1, out=tables[b])
-            np.cumsum(tables[b], axis=0, out=tables[b])
-        mass = np.bincount(block + 1, weights=data.item_weights, minlength=n_blocks + 1)
-        borda = _borda_table(data)
-        keys = _block_keys(data, block, n_blocks, borda)
-        return bounds, np.cumsum(mass), tables.ravel(), width, (keys, borda)
-
-    def _boundary_costs(self, lower, upper, rows, blocks):
-        """Cost of placing items at block boundaries (up to a per-item constant)."""
-        data, _, _, (bounds, mass_before, tables, width, _) = self._prepared()
-        n_rankings = data.n_rankings
-        n_boundaries = bounds.shape[0]
-        ranking_offset = np.arange(n_rankings) * n_boundaries
-        base = (ranking_offset[None, :] + blocks[:, None]) * width
-        values = tables.take(base + lower[rows]) + tables.take(base + upper[rows])
-        weighted = (values * data.ranking_weights).sum(axis=1)
-        return data.total_weight * mass_before[blocks] - weighted
-
-    def _thresholds(self, ranks, compiled=False, keys=False):
+    def _thresholds(self, ranks):
         """Dense thresholds (strictly above, not below) of new items per ranking.
 
-        With ``keys``, also the items' search keys (:func:`_item_keys`), on the
-        compiled path computed with the thresholds.
+        Returns ``(lower, upper, keys)``: the thresholds, (N, B) in the stored
+        order of the rankings, and the items' search keys (:func:`_item_keys`).
         """
-        if compiled:
-            state = self._compiled()
-            data = state["data"]
-        else:
-            data, values, _, _ = self._prepared()
+        state = self._compiled()
+        data = state["data"]
         ranks = np.asarray(ranks)
         if ranks.ndim != 2:
             raise ValueError(
                 "ranks must be a two-dimensional array of shape (n_new_items, "
                 f"n_rankings); got an array of shape {ranks.shape}."
             )
-        if ranks.shape[0] == 0:
-            empty = np.empty((0, data.n_rankings), dtype=np.intp)
-            return (empty, empty, np.empty(0)) if keys else (empty, empty)
+        dtype = _compact_dtype(int(data.n_buckets.max()))
+        if ranks.shape[0] == 0:  # the dtype of the kernels' thresholds
+            empty = np.empty((0, data.n_rankings), dtype=dtype)
+            return empty, empty, np.empty(0)
         if ranks.dtype not in (np.int32, np.int64):  # integer ranks: no copy
             ranks = check_rankings(ranks, input_name="ranks")
         elif ranks.shape[1] == 0:
@@ -525,14 +476,10 @@ class ConsensusInserter:
                 f"ranks has {ranks.shape[1]} columns but the consensus aggregates "
                 f"{data.n_rankings} rankings."
             )
-        dtype = _compact_dtype(int(data.n_buckets.max()))
         lower = np.empty(ranks.shape, dtype=dtype)
         upper = np.empty(ranks.shape, dtype=dtype)
-        if compiled:
-            borda = state["borda"]
-        else:
-            _, _, _, (_, _, _, _, (_, borda)) = self._prepared()
-        if compiled and state["threshold_maps"] is not None:
+        borda = state["borda"]
+        if state["threshold_maps"] is not None:
             prefix, prefix_offset = borda
             item_keys = np.empty(ranks.shape[0])
             _thresholds_kernel(
@@ -546,40 +493,13 @@ class ConsensusInserter:
                 upper,
                 item_keys,
             )
-            return (lower, upper, item_keys) if keys else (lower, upper)
+            return lower, upper, item_keys
+        # values too spread for direct maps: binary searches
         ranks = ranks[:, data.permutation]
-        if compiled:
-            values = state["values"]
-        for b, row_values in enumerate(values):
+        for b, row_values in enumerate(state["values"]):
             lower[:, b] = np.searchsorted(row_values, ranks[:, b], side="left")
             upper[:, b] = np.searchsorted(row_values, ranks[:, b], side="right")
-        if not keys:
-            return lower, upper
         return lower, upper, _item_keys(lower, upper, borda, data.ranking_weights)
-
-    def _run_costs(self, lower, upper, first, last):
-        """Costs of the positions in buckets ``first .. last - 1`` of each item.
-
-        Returns an (N, 2 * n_slots + 1) array, relative to the gap before bucket
-        ``first`` (columns: gap, tie, gap, tie, ..., gap; inf past ``last``).
-        """
-        data, _, index, _ = self._prepared()
-        better, atmost, valid = index.range_sums(lower, upper, first, last)
-        slot_bucket = np.minimum(
-            first[:, None] + np.arange(better.shape[1])[None, :], self.n_buckets - 1
-        )
-        mass = np.where(valid, index.bucket_mass[slot_bucket], 0.0)
-        total_weight = data.total_weight
-        slope = total_weight * mass - better - atmost
-        tie_extra = 0.5 * total_weight * mass - atmost
-        n_items, n_slots = slope.shape
-        gaps = np.zeros((n_items, n_slots + 1))
-        np.cumsum(slope, axis=1, out=gaps[:, 1:])
-        costs = np.full((n_items, 2 * n_slots + 1), np.inf)
-        gap_valid = np.concatenate([np.ones((n_items, 1), dtype=bool), valid], axis=1)
-        costs[:, 0::2] = np.where(gap_valid, gaps, np.inf)
-        costs[:, 1::2] = np.where(valid, gaps[:, :-1] + tie_extra, np.inf)
-        return costs
 
     def position_costs(self, ranks):
         """Cost of every position for each new item (the exact method).
@@ -608,16 +528,15 @@ class ConsensusInserter:
         >>> costs  # tied with item 1 in both rankings: best tied with bucket 1
         array([[ 0., -1., -2., -3., -2.]])
         """
-        lower, upper = self._thresholds(ranks)
+        lower, upper, _ = self._thresholds(ranks)
         n_new = lower.shape[0]
         n_buckets = self.n_buckets
         positions = np.arange(2 * n_buckets + 1) / 2.0 - 0.5
-        costs = self._run_costs(
-            lower,
-            upper,
-            np.zeros(n_new, dtype=np.intp),
-            np.full(n_new, n_buckets, dtype=np.intp),
-        )
+        costs = np.empty((n_new, 2 * n_buckets + 1))
+        rows = np.arange(n_new)
+        first = np.zeros(n_new, dtype=np.int64)
+        last = np.full(n_new, n_buckets, dtype=np.int64)
+        self._scan(lower, upper, rows, first, last, np.empty(n_new), costs)
         return positions, costs
 
     def positions(self, ranks, *, method="fast", window=2, search="gallop"):
@@ -671,11 +590,6 @@ class ConsensusInserter:
             raise ValueError(f"window must be an integer >= 0; got {window!r}.")
         if search not in ("gallop", "bisect"):
             raise ValueError(f'search must be "gallop" or "bisect"; got {search!r}.')
-        if method == "exact":
-            positions, costs = self.position_costs(ranks)
-            if costs.shape[0] == 0:
-                return np.empty(0)
-            return positions[np.argmin(costs, axis=1)]
         ranks = np.asarray(ranks)
         if ranks.ndim != 2:
             raise ValueError(
@@ -683,11 +597,10 @@ class ConsensusInserter:
                 f"n_rankings); got an array of shape {ranks.shape}."
             )
         n_new = ranks.shape[0]
-        compiled = _use_compiled(self.rankings.shape[1], self.rankings.shape[0])
         if n_new == 0:
             return np.empty(0)
         out = np.empty(n_new)
-        if compiled and n_new > _CHUNK:
+        if n_new > _CHUNK:
             # chunks of items with similar ranks read the same parts of the
             # tables (each item's position depends on that item alone)
             visit = np.argsort(ranks.sum(axis=1, dtype=np.float64), kind="stable")
@@ -696,28 +609,33 @@ class ConsensusInserter:
         for start in range(0, n_new, _CHUNK):
             stop = min(start + _CHUNK, n_new)
             part = ranks[start:stop] if visit is None else ranks[visit[start:stop]]
-            lower, upper, keys = self._thresholds(part, compiled=compiled, keys=True)
-            if compiled:
-                placed = np.empty(stop - start)
-                self._insert_compiled(lower, upper, keys, int(window), search, placed)
+            lower, upper, keys = self._thresholds(part)
+            placed = np.empty(stop - start)
+            if method == "exact":
+                self._place_exact(lower, upper, placed)
             else:
-                placed = self._fast_numpy(lower, upper, keys, window, search)
+                self._place_fast(lower, upper, keys, int(window), search, placed)
             if visit is None:
                 out[start:stop] = placed
             else:
                 out[visit[start:stop]] = placed
         return out
 
-    def _insert_compiled(self, lower, upper, key, window, search, out):
-        """The fast method for one chunk of thresholds, by the compiled kernels.
+    def _place_exact(self, lower, upper, out):
+        """The exact method for one chunk: every position of every item."""
+        n_new = lower.shape[0]
+        first = np.zeros(n_new, dtype=np.int64)
+        last = np.full(n_new, self.n_buckets, dtype=np.int64)
+        self._evaluate_runs(lower, upper, np.arange(n_new), first, last, out)
+
+    def _place_fast(self, lower, upper, key, window, search, out):
+        """The fast method for one chunk of thresholds.
 
         ``key`` holds the items' search keys (:func:`_item_keys`).
         """
         state = self._compiled()
         data = state["data"]
         n_new = lower.shape[0]
-        self._full_tables_if_worth_it(state, n_new)
-        full_tables, rank_offset = state["full_tables"], state["rank_offset"]
         # items with similar thresholds read the same table rows, and items
         # with nearby runs the same members: visit them together (each item's
         # position depends on that item alone, so the order changes nothing)
@@ -747,102 +665,59 @@ class ConsensusInserter:
             last,
         )
         order = np.argsort(first, kind="stable")
-        rows, first, last = visit[order], first[order], last[order]
-        if full_tables is not None:
-            _region_full_kernel(
-                lower,
-                upper,
-                rows,
-                first,
-                last,
-                full_tables,
-                rank_offset,
-                data.ranking_weights,
-                data.total_weight,
-                state["mass_before_gap"],
-                state["bucket_mass"],
-                out,
-            )
-        else:
-            _region_scan_kernel(
-                lower,
-                upper,
-                rows,
-                first,
-                last,
-                state["group_bounds"],
-                state["group_values"],
-                data.total_weight,
-                state["starts"],
-                state["bucket_mass"],
-                state["bucket_table"],
-                state["bucket_tables"],
-                state["stride"],
-                state["widths_offset"],
-                state["sorted_t"],
-                state["sorted_masses"],
-                out,
-            )
+        self._evaluate_runs(lower, upper, visit[order], first[order], last[order], out)
 
-    def _fast_numpy(self, lower, upper, keys, window, search):
-        """The fast method for one chunk of thresholds (and search keys), in numpy.
+    def _evaluate_runs(self, lower, upper, rows, first, last, out):
+        """Best position of each item in its run of buckets (both methods).
 
-        The same galloping search as :func:`_block_search_kernel`, on all the
-        items of the chunk at once.
+        Row ``rows[i]`` of ``lower`` and ``upper`` is evaluated at every
+        position of buckets ``first[i] .. last[i] - 1`` and its best position
+        written at its row of ``out``: from the full (gap x rank) tables once
+        they are built (:meth:`_full_tables_if_worth_it`), bucket by bucket
+        otherwise (the same positions).
         """
-        _, _, _, (bounds, _, _, _, (block_keys, _)) = self._prepared()
-        n_blocks = bounds.shape[0] - 1
-        n_buckets = self.n_buckets
-        start = np.searchsorted(block_keys, keys)
-        start = np.minimum(start, n_blocks - 1)
-        if search == "bisect":
-            start[:] = -1
+        state = self._compiled()
+        data = state["data"]
+        self._full_tables_if_worth_it(state, rows.shape[0])
+        full_tables = state["full_tables"]
+        if full_tables is None:
+            self._scan(lower, upper, rows, first, last, out, _NO_COSTS)
+            return
+        _region_full_kernel(
+            lower,
+            upper,
+            rows,
+            first,
+            last,
+            full_tables,
+            state["rank_offset"],
+            data.ranking_weights,
+            data.total_weight,
+            state["mass_before_gap"],
+            state["bucket_mass"],
+            out,
+        )
 
-        def rising(rows, blocks):
-            # the cost does not decrease across each block (slope >= 0)
-            costs = self._boundary_costs(
-                lower,
-                upper,
-                np.concatenate([rows, rows]),
-                np.concatenate([blocks, blocks + 1]),
-            )
-            return costs[rows.shape[0] :] >= costs[: rows.shape[0]]
-
-        everyone = np.arange(lower.shape[0])
-        up = np.zeros(lower.shape[0], dtype=bool)
-        guessed = everyone[start >= 0]
-        up[guessed] = rising(guessed, start[guessed])
-        low = np.where(up, 0, start + 1)
-        high = np.where(up, start, n_blocks)
-        # gallop away from the start, steps 1, 2, 4, ..., until the sign changes
-        step = np.ones_like(start)
-        left = everyone[up & (start > 0)]
-        while left.shape[0]:
-            probe = np.maximum(start[left] - step[left], 0)
-            found = rising(left, probe)
-            high[left[found]] = probe[found]
-            step[left[found]] *= 2
-            low[left[~found]] = probe[~found] + 1
-            left = left[found & (probe > 0)]
-        right = everyone[~up & (start >= 0) & (start + 1 < n_blocks)]
-        while right.shape[0]:
-            probe = np.minimum(start[right] + step[right], n_blocks - 1)
-            found = rising(right, probe)
-            high[right[found]] = probe[found]
-            low[right[~found]] = probe[~found] + 1
-            step[right[~found]] *= 2
-            right = right[~found & (probe < n_blocks - 1)]
-        # binary search of the first rising block between the last two probes
-        searching = everyone[low < high]
-        while searching.shape[0]:
-            middle = (low[searching] + high[searching]) // 2
-            found = rising(searching, middle)
-            high[searching[found]] = middle[found]
-            low[searching[~found]] = middle[~found] + 1
-            searching = searching[low[searching] < high[searching]]
-        # every position in the blocks on both sides of that boundary
-        first = np.maximum(bounds[np.maximum(low - 1, 0)] - window, 0)
-        last = np.minimum(bounds[np.minimum(low + 1, n_blocks)] + window, n_buckets)
-        costs = self._run_costs(lower, upper, first, last)
-        best = np.argmin(costs, axis=1)
-        return first + best / 2.0 - 0.5
+    def _scan(self, lower, upper, rows, first, last, out, costs):
+        """:func:`_region_scan_kernel` on the state's tables (see its notes)."""
+        state = self._compiled()
+        _region_scan_kernel(
+            lower,
+            upper,
+            rows,
+            first,
+            last,
+            state["group_bounds"],
+            state["group_values"],
+            state["data"].total_weight,
+            state["starts"],
+            state["bucket_mass"],
+            state["bucket_table"],
+            state["bucket_tables"],
+            state["stride"],
+            state["widths_offset"],
+            state["sorted_t"],
+            state["sorted_masses"],
+            out,
+            costs,
+        )

@@ -1,13 +1,16 @@
 """Compiled kernels of the insertion of unseen items (:mod:`._insertion`).
 
-The fast method of :class:`~._insertion.ConsensusInserter` in numba: the
-dense thresholds and search keys of new items
-(:func:`_thresholds_kernel`), the galloping search of the block boundary where
-an item's cost stops decreasing (:func:`_block_search_kernel`), and the exact
-evaluation of every position of the run of buckets around it, from the full
-(gap x rank) prefix tables when they fit (:func:`_region_full_kernel`) or
-bucket by bucket (:func:`_region_scan_kernel`). The tables themselves, the
-block sizes and the search keys are built by :mod:`._insertion`.
+The methods of :class:`~._insertion.ConsensusInserter` (their only
+implementation, at every size): the dense thresholds and search keys of new
+items (:func:`_thresholds_kernel`), the galloping search of the block
+boundary where an item's cost stops decreasing (:func:`_block_search_kernel`,
+the fast method), and the evaluation of every position of a run of buckets
+(around that boundary, or all of them for the exact method), from the full
+(gap x rank) prefix tables once they are built (:func:`_region_full_kernel`)
+or bucket by bucket (:func:`_region_scan_kernel`, which also writes the
+costs of :meth:`~._insertion.ConsensusInserter.position_costs`). The tables
+themselves, the block sizes and the search keys are built by
+:mod:`._insertion`.
 """
 
 # Authors: The treerank developers
@@ -336,15 +339,20 @@ def _region_scan_kernel(
     sorted_t,
     sorted_masses,
     out,
+    costs,
 ):
     """Every position of each item's run of buckets, bucket by bucket.
 
-    For consensuses too large for full tables: a tabled bucket costs one
-    look-up per ranking, another bucket one row comparison per member. The
-    i-th item is row ``rows[i]`` of ``lower``, ``upper`` and ``out``, with its
-    run ``first[i] .. last[i] - 1``.
+    Before the full tables are built (or when they do not fit): a tabled
+    bucket costs one look-up per ranking, another bucket one row comparison
+    per member. The i-th item is row ``rows[i]`` of ``lower``, ``upper`` and
+    ``out``, with its run ``first[i] .. last[i] - 1``. When ``costs`` has
+    rows, row ``rows[i]`` of it also receives the cost of every position of
+    the run (gap, tie, gap, ..., gap), relative to the gap before
+    ``first[i]``.
     """
     n_new = rows.shape[0]
+    keep_costs = costs.shape[0] > 0
     n_rankings = lower.shape[1]
     single = group_values.shape[0] == 1 and group_values[0] != 0.0
     weight = group_values[0]
@@ -363,6 +371,8 @@ def _region_scan_kernel(
         for b in range(n_rankings):
             column_lo[b] = widths_offset[b] + np.int64(lo_row[b])
             column_up[b] = widths_offset[b] + np.int64(up_row[b])
+        if keep_costs:
+            costs[row, 0] = 0.0
         for q in range(start, last[i]):
             t = bucket_table[q]
             if t >= 0:
@@ -427,6 +437,9 @@ def _region_scan_kernel(
                 best = tie
                 best_slot = 2 * (q - start) + 1
             gap = gap + (total_weight * mass - better - at_most)
+            if keep_costs:
+                costs[row, 2 * (q - start) + 1] = tie
+                costs[row, 2 * (q - start) + 2] = gap
             if gap < best:
                 best = gap
                 best_slot = 2 * (q - start) + 2

@@ -43,16 +43,9 @@ from treerank.aggregation._heuristics import (
     _kwiksort,
     _mean_rank,
 )
-from treerank.aggregation._kernels import (
-    _compiled_for,
-    _kwiksort_kernel,
-    _use_compiled,
-)
-from treerank.aggregation._local_search import _run_local_search
-from treerank.aggregation._local_search_kernels import (
-    _batch_kernel,
-    _local_search_kernel,
-)
+from treerank.aggregation._kernels import _compiled_for, _kwiksort_kernel
+from treerank.aggregation._local_search import _local_search
+from treerank.aggregation._local_search_kernels import _batch_kernel
 from treerank.aggregation._objective import _objective
 from treerank.aggregation._threads import kernel_threads
 
@@ -410,8 +403,8 @@ def kemeny_median(
     the objective by ``m_i (W mass_q - better_q - atmost_q)`` and tying it with
     q instead of placing it just above costs ``m_i (W mass_q / 2 - atmost_q)``;
     the cost of every candidate follows by summation over the buckets passed.
-    These masses come from direct comparisons of rank rows for buckets of at
-    most 8 items and from per-ranking tables of prefix masses for larger ones.
+    These masses come from direct comparisons of rank rows for small buckets
+    and from per-ranking tables of prefix masses for large ones.
     Each pass finds the best move of every item against the same consensus
     and applies them together: the exact change of a batch is the sum of the
     single-move changes plus a correction for each pair of moved items whose
@@ -424,18 +417,15 @@ def kemeny_median(
     O(M B); KwikSort O(M B log M) expected per run; Copeland O(M^2 B); one
     evaluation of the objective O(B (M L + (M / L) K)) with L = 16 (pair by pair,
     O(M^2 B), on small problems); one pass of the local search
-    O(M (2w + 1) B) look-ups or row comparisons (times the size, at most 8, of
-    a compared bucket) plus O(n_large K B) for the tables of the buckets of
-    more than 8 items and the corrections of interacting moves. No M x M array
-    is formed.
+    O(M (2w + 1) B) look-ups or row comparisons (times the size of a compared
+    bucket) plus O(n_large K B) for the tables of the large buckets and the
+    corrections of interacting moves. No M x M array is formed.
 
-    Problems with at least 2^17 item x ranking entries (e.g. 1,311 cells of a
-    100-tree forest) run the objective, Borda, mean rank and the local search
-    in compiled code (numba kernels without the GIL, in ``n_jobs`` threads
-    from 2^18 entries on): the same passes and moves as the numpy solver,
-    which small problems use so that they never wait for a compilation (the
-    results are identical when the weights are integers, and equal up to
-    rounding otherwise). A deep forest's 200,000 cells take seconds (see
+    The local search runs in compiled code at every size (numba kernels
+    without the GIL, in ``n_jobs`` threads from 2^18 item x ranking entries
+    on); so do the objective, Borda and mean rank from 2^17 entries on (e.g.
+    1,311 cells of a 100-tree forest), and from 2^10 entries with integer
+    weights. A deep forest's 200,000 cells take seconds (see
     ``benchmarks/results/aggregation.md``).
 
     Examples
@@ -479,18 +469,14 @@ def kemeny_median(
             f"n_jobs must be a nonzero integer (-1: all processors) or None; got "
             f"{n_jobs!r}."
         )
-    if _compiled_for(data):
-        data.n_threads = kernel_threads(n_items, n_rankings, n_jobs)
+    data.n_threads = kernel_threads(n_items, n_rankings, n_jobs)
     size = n_items * n_items * n_rankings
     if method == "auto":
         method = "exact" if n_items <= MAX_EXACT_ITEMS else "local"
-    if method == "local" and _compiled_for(data):
+    if method == "local":
         # a first fit: the search's kernels may still be compiling in a second
-        # process (small exact problems run the whole search in one kernel)
-        large = _use_compiled(n_items, n_rankings)
-        wait_for_background_compilation(
-            _batch_kernel if large else _local_search_kernel
-        )
+        # process
+        wait_for_background_compilation(_batch_kernel)
     n_iter, converged = 0, False
     start_objectives = {}
 
@@ -547,7 +533,7 @@ def kemeny_median(
             runs = [best_start]
         best = None
         for name in runs:
-            found, value, passes, done = _run_local_search(
+            found, value, passes, done = _local_search(
                 data,
                 dict(candidates)[name],
                 start_objectives[name],

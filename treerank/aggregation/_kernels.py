@@ -1,15 +1,16 @@
 """Compiled kernels of the Kemeny median: objective, Borda costs, starts.
 
-These are numba ports of the numpy solvers of :mod:`._objective` and
-:mod:`._heuristics` (those of :mod:`._local_search` are in
-:mod:`._local_search_kernels`), with the size thresholds that choose between
-the compiled and the numpy solvers and the row comparisons both use. They
-compute the same quantities
-with the same summation order where it matters (weighted counts of rankings
-are integer counts per group of equal ranking weight, times the weight), so
-that integer masses and weights give bit-identical results. They run without
-the GIL (``nogil=True``) and are cached on disk (``cache=True``); no kernel
-starts threads of its own.
+The objective and the constructive starts (:mod:`._objective`,
+:mod:`._heuristics`) keep a numpy version for small problems, and these are
+their numba versions, with the size thresholds that choose between the two
+(:func:`_use_compiled`) and the row comparisons the kernels share (the
+local search and the insertion have no numpy version: their kernels, in
+:mod:`._local_search_kernels` and :mod:`._insertion_kernels`, run at every
+size). They compute the same quantities with the same summation order where
+it matters (weighted counts of rankings are integer counts per group of
+equal ranking weight, times the weight), so that integer masses and weights
+give bit-identical results. They run without the GIL (``nogil=True``) and
+are cached on disk (``cache=True``); no kernel starts threads of its own.
 
 Rankings are passed as ``ranks`` (B, M) and ``ranks_t`` (M, B) in the compact
 dense dtype of :class:`~._bucket_order._RankingData`, ranking weights as
@@ -26,8 +27,8 @@ from treerank._engine._sorting import counting_argsort
 
 __all__ = []
 
-# problems with n_items * n_rankings below this use the numpy solvers, so that
-# small fits (the demo, most tests) never wait for a first compilation
+# problems with n_items * n_rankings below this use the numpy objective and
+# starts (the local search and the insertion are compiled at every size)
 _COMPILED_MIN_SIZE = 1 << 17
 # with exact arithmetic (integral masses and weights, every sum below 2^52) the
 # kernels give the numpy solvers' results to the last bit, and take over from
@@ -37,7 +38,7 @@ _EXACT_SIZE_SHIFT = 7
 
 
 def _use_compiled(n_items, n_rankings, exact=False):
-    """Whether a problem of this size runs in compiled code.
+    """Whether the objective and starts of a problem of this size are compiled.
 
     ``exact``: whether its arithmetic is exact (``_RankingData.exact``).
     """
@@ -48,7 +49,7 @@ def _use_compiled(n_items, n_rankings, exact=False):
 
 
 def _compiled_for(data):
-    """Whether the median of a ``_RankingData`` runs in compiled code."""
+    """Whether the objective and starts of a ``_RankingData`` are compiled."""
     return _use_compiled(data.n_items, data.n_rankings, data.exact)
 
 

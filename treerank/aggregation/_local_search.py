@@ -8,8 +8,8 @@ end). A move is applied only if it lowers the objective
 
 Cost of a move. For item i in consensus bucket q0 and any bucket q, let
 ``better_q`` and ``atmost_q`` be the ranking-weighted masses of the members of q
-that ranking b puts strictly above, or not below, item i (see
-:mod:`treerank.aggregation._bucket_index`; i itself is left out), ``mass_q`` their
+that ranking b puts strictly above, or not below, item i (i itself is left
+out), ``mass_q`` their
 mass and W = sum_b w_b. Passing i from just above bucket q to just below it
 changes the cost of i's pairs by
 
@@ -39,14 +39,40 @@ that subset, the subset otherwise. So every pass lowers F, until no item has an
 improving move (a local optimum for the window).
 
 Work per pass, with ``window`` = w: each item queries 2w + 1 buckets. A bucket
-of at most 8 items costs one comparison of two (B,) rows per member; a larger
-bucket costs one look-up per ranking in a table of prefix masses over the K_b
-buckets of the ranking, built for the large buckets in view, O(n_large K_b) per
-ranking. So a pass costs O(M (2w + 1) B) elementary operations (times at most 8
-for small buckets) plus O(n_large sum_b K_b) for the tables and the
-corrections of interacting moves; no M x M array is formed. After the first
-pass only items near the last moves are re-examined; a full pass confirms
-convergence.
+is answered either by comparing the (B,) rank row of each of its members with
+the item's, or by one look-up per ranking in a table of prefix masses over
+the ranks its members span, built once per pass for the buckets that get one
+(those whose comparisons would cost more). So a pass costs O(M (2w + 1) B)
+elementary operations (times the size of a compared bucket) plus the tables
+and the corrections of interacting moves; no M x M array is formed. After the
+first pass only items near the last moves are re-examined; a full pass
+confirms convergence.
+
+One implementation. The work of a pass runs in compiled kernels
+(:mod:`._local_search_kernels`): the window sums of the items (in
+``data.n_threads`` threads on large problems: each item's sums are computed
+alone, so the threads change nothing), their best moves, and the exact
+change of a batch. The bookkeeping between passes (the batch's priorities,
+the next consensus, the items to examine again: O(M) numpy) is this module's.
+Every problem, whatever its size and its weights, runs this code; there is no
+interpreted copy of the passes and no size at which another solver takes
+over.
+
+Exact arithmetic. ``data.exact`` says that the item and ranking weights are
+integers with ``W (sum_i m_i)^2 < 2^52``: every gain, slope and correction is
+then a multiple of 1/2 below 2^52, so the float64 sums of the kernels are
+exact whatever their order. So exact arithmetic needs no path of its own (no
+Python fractions or object arrays, which compiled code could not run): it is
+the same kernels on float64 numbers that happen to be exact, as the masses of
+a forest's cells are (counts of rows, trees of weight 1) unless the rows are
+weighted. It changes no pass; it only lets the search (i) choose, bucket by
+bucket, the cheaper of a comparison of members and a prefix table (the two
+give the same masses), (ii) skip the pairs of a batch whose four costs
+cancel, and (iii) report the objective it tracks instead of evaluating it
+again (:func:`~._kemeny.kemeny_median`). With other weights the sums are rounded,
+and a bucket gets a table by its size alone (more than 16 items, and a
+squared size above twice the mean number of buckets of a ranking), so that
+the rounding of a bucket's masses does not depend on a cost model.
 """
 
 # Authors: The treerank developers
@@ -54,12 +80,8 @@ convergence.
 
 import numpy as np
 
-from treerank.aggregation._bucket_index import _SMALL_MAX, _BucketIndex
-from treerank.aggregation._bucket_order import _dot
 from treerank.aggregation._kernels import (
-    _compiled_for,
     _gather_sorted,
-    _use_compiled,
     _weight_groups,
     bucket_order,
 )
@@ -67,15 +89,16 @@ from treerank.aggregation._local_search_kernels import (
     _batch_kernel,
     _best_moves_kernel,
     _count_overlaps,
-    _local_search_kernel,
     _window_sums_kernel,
 )
 from treerank.aggregation._threads import run_on_parts, split_range
 
 __all__ = []
 
-_PAIR_BUDGET = 1 << 23  # compared bytes per chunk of correction pairs
 _MAX_BATCH_PAIRS = 1 << 21  # interacting pairs examined per batch
+# with inexact sums, buckets of more than this many items whose squared size
+# exceeds twice the mean number of buckets of a ranking get prefix tables
+_TABLE_MIN_SIZE = 16
 
 
 def _candidate_columns(window):
@@ -87,170 +110,6 @@ def _candidate_columns(window):
     is_gap = np.concatenate([np.zeros(n_slots), np.ones(n_slots + 1)])
     signed = np.concatenate([tie_offsets, gap_offsets])
     return np.lexsort((signed, is_gap, distance))
-
-
-def _best_moves(index, data, items, window, rtol=1e-12):
-    """Best move of each item within ``window`` buckets.
-
-    Returns the movers (items whose best move lowers F) as a dict of arrays:
-    ``item``, ``gain`` (decrease of F), ``key`` (float position of the target on
-    the old bucket scale), ``lo``, ``hi`` (span of old buckets).
-    """
-    n_buckets = index.n_buckets
-    consensus = index.consensus
-    window = int(min(window, n_buckets - 1))
-    n_slots = 2 * window + 1
-    n_items = items.shape[0]
-    q0 = consensus[items]
-    better_m, atmost_m, valid = index.window_sums(items, window)
-    slot_bucket = np.clip(q0[:, None] + (np.arange(n_slots) - window), 0, n_buckets - 1)
-    mass_m = np.where(valid, index.bucket_mass[slot_bucket], 0.0)
-    own_mass = data.item_weights[items]
-    total_weight = data.total_weight
-    # leave the item out of its own bucket
-    mass_m[:, window] -= own_mass
-    atmost_m[:, window] -= total_weight * own_mass
-    slope = total_weight * mass_m - better_m - atmost_m
-    tie_extra = 0.5 * total_weight * mass_m - atmost_m
-    cumulative = np.zeros((n_items, n_slots + 1))
-    np.cumsum(slope, axis=1, out=cumulative[:, 1:])
-    gap = cumulative - cumulative[:, window : window + 1]
-    tie = gap[:, :-1] + tie_extra
-    current = tie[:, window].copy()
-    tie[~valid] = np.inf
-    gap_bucket = q0[:, None] + (np.arange(n_slots + 1) - window)[None, :]
-    gap[(gap_bucket < 0) | (gap_bucket > n_buckets)] = np.inf
-    columns = _candidate_columns(window)
-    costs = np.concatenate([tie, gap], axis=1)[:, columns]
-    choice = np.argmin(costs, axis=1)
-    best = costs[np.arange(n_items), choice]
-    gain = own_mass * (current - best)
-    scale = total_weight * float(data.item_weights.sum())
-    threshold = rtol * own_mass * scale
-    movers = np.flatnonzero(gain > threshold)
-    column = columns[choice[movers]]
-    is_gap = column >= n_slots
-    offset = np.where(is_gap, column - n_slots, column) - window
-    origin = q0[movers]
-    target = origin + offset
-    # a gap g holds a new bucket between buckets g - 1 and g; items arriving
-    # from above and from below are kept in two sub-buckets, above then below
-    from_above = is_gap & (target > origin)
-    key = target.astype(np.float64)
-    key[is_gap] -= 0.5
-    key[is_gap & from_above] -= 0.25
-    key[is_gap & ~from_above] += 0.25
-    lo = np.minimum(origin, target)
-    hi = np.maximum(origin, target)
-    hi[from_above] -= 1  # a gap below the origin passes buckets origin..g-1
-    return {
-        "item": items[movers],
-        "gain": gain[movers],
-        "key": key,
-        "lo": lo,
-        "hi": hi,
-        "threshold": threshold[movers],
-    }
-
-
-def _overlapping_pairs(lo, hi):
-    """Pairs (a, b), a != b, of intervals [lo, hi] that intersect."""
-    order = np.argsort(lo, kind="stable")
-    sorted_lo = lo[order]
-    end = np.searchsorted(sorted_lo, hi[order], side="right")
-    counts = np.maximum(end - np.arange(order.shape[0]) - 1, 0)
-    total = int(counts.sum())
-    if total == 0:
-        empty = np.empty(0, dtype=np.intp)
-        return empty, empty
-    first = np.repeat(np.arange(order.shape[0]), counts)
-    run_start = np.repeat(np.cumsum(counts) - counts, counts)
-    second = first + 1 + (np.arange(total) - run_start)
-    return order[first], order[second]
-
-
-def _count_overlapping_pairs(lo, hi):
-    sorted_lo = np.sort(lo)
-    order = np.argsort(lo, kind="stable")
-    end = np.searchsorted(sorted_lo, hi[order], side="right")
-    return int(np.maximum(end - np.arange(lo.shape[0]) - 1, 0).sum())
-
-
-def _pair_cost(better, worse, total_weight, relation):
-    """Cost of a pair given i vs j in the rankings and in the consensus.
-
-    ``relation`` < 0: i above j, 0: tied, > 0: i below j.
-    """
-    tied = total_weight - better - worse
-    return np.where(
-        relation < 0,
-        worse + 0.5 * tied,
-        np.where(relation > 0, better + 0.5 * tied, 0.5 * (better + worse)),
-    )
-
-
-def _corrections(data, first, second, old, new):
-    """Sum over pairs of the non-additive part of moving both items."""
-    total = 0.0
-    n_pairs = first.shape[0]
-    step = max(1024, _PAIR_BUDGET // max(data.n_rankings, 1))
-    total_weight = data.total_weight
-    for s in range(0, n_pairs, step):
-        i = first[s : s + step]
-        j = second[s : s + step]
-        row_i = data.ranks_t[i]
-        row_j = data.ranks_t[j]
-        better = data.weighted_counts(row_i < row_j)
-        worse = data.weighted_counts(row_i > row_j)
-        corr = (
-            _pair_cost(better, worse, total_weight, np.sign(new[i] - new[j]))
-            - _pair_cost(better, worse, total_weight, np.sign(new[i] - old[j]))
-            - _pair_cost(better, worse, total_weight, np.sign(old[i] - new[j]))
-            + _pair_cost(better, worse, total_weight, np.sign(old[i] - old[j]))
-        )
-        total += _dot(data.item_weights[i] * data.item_weights[j], corr)
-    return total
-
-
-def _apply_batch(data, consensus, moves):
-    """Choose the moves to apply and return (accepted mask over movers, delta)."""
-    gain = moves["gain"]
-    n_moves = gain.shape[0]
-    priority = np.lexsort((moves["item"], -gain))  # best gain first
-    rank = np.empty(n_moves, dtype=np.intp)
-    rank[priority] = np.arange(n_moves)
-    lo, hi = moves["lo"], moves["hi"]
-    batch = n_moves
-    while batch > 1:
-        chosen = priority[:batch]
-        if _count_overlapping_pairs(lo[chosen], hi[chosen]) <= _MAX_BATCH_PAIRS:
-            break
-        batch //= 2
-    chosen = np.sort(priority[:batch])
-    first, second = _overlapping_pairs(lo[chosen], hi[chosen])
-    first, second = chosen[first], chosen[second]
-    old = consensus.astype(np.float64)
-    new = old.copy()
-    items = moves["item"]
-    new[items[chosen]] = moves["key"][chosen]
-    # positions as seen by the pairs: indexed by item
-    delta = -float(gain[chosen].sum())
-    if first.shape[0]:
-        delta += _corrections(data, items[first], items[second], old, new)
-    # moves whose gain is the best among the moves they overlap: disjoint spans,
-    # so their changes add up exactly
-    dominated = np.zeros(n_moves, dtype=bool)
-    loser = np.where(rank[first] > rank[second], first, second)
-    dominated[loser] = True
-    independent = np.zeros(n_moves, dtype=bool)
-    independent[chosen] = ~dominated[chosen]
-    independent_delta = -float(gain[independent].sum())
-    tolerance = float(moves["threshold"][chosen].sum())
-    if delta < min(independent_delta, -tolerance):
-        accepted = np.zeros(n_moves, dtype=bool)
-        accepted[chosen] = True
-        return accepted, delta
-    return independent, independent_delta
 
 
 def _affected_items(consensus, moves, accepted, window, n_buckets):
@@ -266,55 +125,39 @@ def _affected_items(consensus, moves, accepted, window, n_buckets):
     return np.flatnonzero(active)
 
 
-def _local_search(data, consensus, objective, *, window, max_iter, tol=0.0):
-    """Improve ``consensus`` by single-item moves until none lowers F.
+def _best_moves(data, consensus, items, window, groups, rtol=1e-12):
+    """Best move of each item of ``items`` within ``window`` buckets.
 
-    Stops when no move lowers F (converged), after ``max_iter`` passes, or when
-    a pass lowers F by at most ``tol * F``. Returns (consensus, objective,
-    n_passes, converged); ``objective`` is F at the start, updated by the exact
-    change of each pass.
-    """
-    n_items = data.n_items
-    consensus = np.asarray(consensus, dtype=np.intp)
-    active = np.arange(n_items)
-    full = True
-    n_passes = 0
-    converged = False
-    while n_passes < max_iter:
-        n_passes += 1
-        index = _BucketIndex(data, consensus)
-        moves = _best_moves(index, data, active, window)
-        if moves["item"].shape[0] == 0:
-            if full:
-                converged = True
-                break
-            active = np.arange(n_items)
-            full = True
-            continue
-        accepted, delta = _apply_batch(data, consensus, moves)
-        keys = consensus.astype(np.float64)
-        keys[moves["item"][accepted]] = moves["key"][accepted]
-        active = _affected_items(
-            consensus, moves, accepted, min(window, index.n_buckets), index.n_buckets
-        )
-        consensus = np.unique(keys, return_inverse=True)[1].astype(np.intp)
-        objective += delta
-        full = active.shape[0] == n_items
-        if -delta <= tol * objective:
-            break
-    return consensus, objective, n_passes, converged
+    Parameters
+    ----------
+    data : _RankingData
+    consensus : ndarray of shape (M,)
+        Dense bucket indices 0..Q-1.
+    items : ndarray of shape (A,)
+        The items to examine.
+    window : int
+        Buckets on each side of an item's bucket where its moves are searched.
+    groups : tuple of ndarray
+        ``_weight_groups(data)``.
+    rtol : float, default=1e-12
+        A move is kept when it lowers F by more than ``rtol * m_i * W *
+        sum(m)``.
 
+    Returns
+    -------
+    n_buckets : int
+        Q.
+    moves : dict of ndarray
+        The movers (items whose best move lowers F), by increasing item:
+        ``item``, ``gain`` (decrease of F), ``key`` (float position of the
+        target on the old bucket scale), ``lo``, ``hi`` (span of old
+        buckets), ``threshold``.
 
-# ----------------------------------------------------------------------------
-# compiled pass (same moves, same batch rule)
-# ----------------------------------------------------------------------------
-def _best_moves_compiled(data, consensus, items, window, groups, rtol=1e-12):
-    """Compiled :func:`_best_moves` against a fixed consensus (dense buckets).
-
-    The kernels work on the items sorted by consensus bucket (rank rows copied
-    in that order), so that the members of a bucket and the items around it
-    are contiguous in memory; the moves are returned by item, as
-    :func:`_best_moves` returns them.
+    Notes
+    -----
+    The kernels work on the items sorted by consensus bucket (rank rows
+    copied in that order), so that the members of a bucket and the items
+    around it are contiguous in memory.
     """
     n_buckets = int(consensus.max()) + 1
     order = bucket_order(consensus)
@@ -336,7 +179,7 @@ def _best_moves_compiled(data, consensus, items, window, groups, rtol=1e-12):
         tables = sizes * (10.0 + n_rankings / 16.0) >= n_rankings
     else:
         mean_buckets = float(np.mean(data.n_buckets))
-        tables = (sizes > 2 * _SMALL_MAX) & (
+        tables = (sizes > _TABLE_MIN_SIZE) & (
             sizes.astype(np.float64) ** 2 > 2.0 * mean_buckets
         )
     sorted_buckets = consensus[order]
@@ -400,8 +243,13 @@ def _best_moves_compiled(data, consensus, items, window, groups, rtol=1e-12):
     }
 
 
-def _apply_batch_compiled(data, consensus, moves, groups):
-    """Compiled :func:`_apply_batch`: (accepted mask over movers, delta)."""
+def _apply_batch(data, consensus, moves, groups):
+    """Choose the moves of a pass to apply: (accepted mask over movers, delta).
+
+    The best moves first (ties by item), as many as keep the number of
+    overlapping pairs within ``_MAX_BATCH_PAIRS``; the whole batch when its
+    exact change beats that of its moves of disjoint spans, those otherwise.
+    """
     gain = moves["gain"]
     n_moves = gain.shape[0]
     priority = np.lexsort((moves["item"], -gain))
@@ -446,11 +294,21 @@ def _apply_batch_compiled(data, consensus, moves, groups):
     return independent, independent_delta
 
 
-def _local_search_compiled(data, consensus, objective, *, window, max_iter, tol=0.0):
-    """:func:`_local_search` with compiled kernels: same passes, same result.
+def _local_search(data, consensus, objective, *, window, max_iter, tol=0.0):
+    """Improve ``consensus`` by single-item moves until none lowers F.
 
-    The window sums, the best moves and the corrections of a batch run in
-    compiled code; the bookkeeping between passes (O(M) numpy) is shared.
+    Stops when no move lowers F (converged), after ``max_iter`` passes, or when
+    a pass lowers F by at most ``tol * F``.
+
+    Returns
+    -------
+    consensus : ndarray of shape (M,)
+        Dense bucket indices.
+    objective : float
+        F at the start (``objective``), updated by the exact change of each
+        pass.
+    n_passes : int
+    converged : bool
     """
     n_items = data.n_items
     consensus = np.asarray(consensus, dtype=np.intp)
@@ -461,7 +319,7 @@ def _local_search_compiled(data, consensus, objective, *, window, max_iter, tol=
     converged = False
     while n_passes < max_iter:
         n_passes += 1
-        n_buckets, moves = _best_moves_compiled(data, consensus, active, window, groups)
+        n_buckets, moves = _best_moves(data, consensus, active, window, groups)
         if moves["item"].shape[0] == 0:
             if full:
                 converged = True
@@ -469,7 +327,7 @@ def _local_search_compiled(data, consensus, objective, *, window, max_iter, tol=
             active = np.arange(n_items)
             full = True
             continue
-        accepted, delta = _apply_batch_compiled(data, consensus, moves, groups)
+        accepted, delta = _apply_batch(data, consensus, moves, groups)
         keys = consensus.astype(np.float64)
         keys[moves["item"][accepted]] = moves["key"][accepted]
         active = _affected_items(
@@ -481,46 +339,3 @@ def _local_search_compiled(data, consensus, objective, *, window, max_iter, tol=
         if -delta <= tol * objective:
             break
     return consensus, objective, n_passes, converged
-
-
-def _local_search_exact(data, consensus, objective, *, window, max_iter, tol=0.0):
-    """:func:`_local_search_compiled` for exact arithmetic, passes included.
-
-    With integral weights every sum of a pass is exact, so the whole search
-    runs in one kernel (:func:`._local_search_kernels._local_search_kernel`): the same
-    passes and result, without numpy's fixed cost per call between them.
-    """
-    bounds, values = _weight_groups(data)
-    consensus, objective, n_passes, converged = _local_search_kernel(
-        data.ranks_t,
-        data.item_weights,
-        bounds,
-        values,
-        data.total_weight,
-        np.asarray(consensus, dtype=np.int64),
-        float(objective),
-        int(window),
-        int(max_iter),
-        float(tol),
-        1e-12,
-        _MAX_BATCH_PAIRS,
-        True,
-    )
-    return consensus.astype(np.intp), objective, int(n_passes), bool(converged)
-
-
-def _run_local_search(data, consensus, objective, *, window, max_iter, tol=0.0):
-    """The compiled search on large problems, the numpy one on small ones.
-
-    Exact problems below the size of large ones (where numpy's fixed cost per
-    call between the passes would dominate) run the whole search in one
-    kernel; larger ones run pass by pass (the same result), so that a default
-    forest's first fit does not compile that kernel too (about 3 s).
-    """
-    if not _compiled_for(data):
-        search = _local_search
-    elif data.exact and not _use_compiled(data.n_items, data.n_rankings):
-        search = _local_search_exact
-    else:
-        search = _local_search_compiled
-    return search(data, consensus, objective, window=window, max_iter=max_iter, tol=tol)

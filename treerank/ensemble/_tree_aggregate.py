@@ -45,7 +45,6 @@ from treerank.aggregation._kemeny import (
     kemeny_median,
     kemeny_objective,
 )
-from treerank.aggregation._kernels import _use_compiled
 from treerank.aggregation._subpartition import distinct_leaf_rows
 from treerank.aggregation._threads import kernel_threads
 from treerank.base import RankingMixin, check_sparse_splitter
@@ -714,8 +713,7 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
         """
         # with monotonic constraints, the bisection keeps the placement monotone
         search = "bisect" if getattr(self, "_monotonic", False) else "gallop"
-        if _use_compiled(*self._inserter.rankings.shape[::-1]):
-            wait_for_background_compilation(_region_full_kernel)
+        wait_for_background_compilation(_region_full_kernel)
         if index is None:
             index = np.arange(rows.shape[0])
         n_rows = index.shape[0]
