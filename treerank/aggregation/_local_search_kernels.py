@@ -14,9 +14,9 @@ the other kernels of the median (:mod:`._kernels`: rankings as ``ranks``
 
 import numpy as np
 
-from treerank.aggregation._kernels import _count_lt_le
 from treerank._engine._jit import aggregation_jit, inner_jit
 from treerank._engine._sorting import counting_argsort
+from treerank.aggregation._kernels import _count_lt_le
 
 __all__ = []
 

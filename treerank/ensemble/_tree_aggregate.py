@@ -592,7 +592,7 @@ class TreeAggregate(RankingMixin, ClassifierMixin, BaseEstimator):
         self.__dict__["_corners"] = corners
 
     def _find_cell_corners(self, X, rows):
-        """A point of each cell, as corner codes (:mod:`treerank._engine._cell_corners`).
+        """A point of each cell, as corner codes (``_engine._cell_corners``).
 
         ``rows[c]`` is a training row of cell c. Model files store these few
         bytes per feature instead of one leaf per tree. None unless the trees
