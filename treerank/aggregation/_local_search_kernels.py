@@ -512,4 +512,3 @@ def _batch_kernel(
         if sweep_dominated[c]:
             dominated[chosen[order[c]]] = True
     return correction, dominated
-
