@@ -58,9 +58,9 @@ __all__ = [
     "gain_shift",
     "gain_values",
     "ideal_dcg",
-    "position_weight_gap_norm",
     "precision_weight",
     "recall_weight",
+    "weight_gap_norm",
 ]
 
 # bayes_optimal_rankings refuses to list more rankings than this
@@ -414,13 +414,13 @@ def _tie_classes(values, atol):
 # ---------------------------------------------------------------------------
 
 
-def position_weight_gap_norm(phi, p=2):
+def weight_gap_norm(phi, p=2):
     """``C_phi(p)``: the p-norm of the gaps between symmetric position weights.
 
     ``(sum_{i <= n/2} (phi(i) - phi(n - i + 1))**p)**(1/p)``, the largest gap
-    for ``p = inf``; 0 for fewer than two positions. The one computation behind
-    :meth:`PositionalMetric.weight_gap_norm` and
-    :func:`treerank.surrogates.weight_gap_norm`.
+    for ``p = inf``; 0 for fewer than two positions: the constant of the
+    regret bounds (:func:`treerank.surrogates.regret_bound`), also given by
+    :meth:`PositionalMetric.weight_gap_norm` for a metric.
 
     Parameters
     ----------
@@ -432,6 +432,12 @@ def position_weight_gap_norm(phi, p=2):
     Returns
     -------
     c : float
+
+    Examples
+    --------
+    >>> from treerank.surrogates import weight_gap_norm
+    >>> weight_gap_norm([1.0, 0.5])
+    0.5
     """
     if isinstance(p, bool) or not isinstance(p, numbers.Real) or not p >= 1:
         raise ValueError(f"p must be a number >= 1 (or inf); got {p!r}.")
@@ -854,7 +860,7 @@ class PositionalMetric:
         >>> round(PositionalMetric.dcg(3).weight_gap_norm(2), 6)
         0.5
         """
-        return position_weight_gap_norm(self.phi, p)
+        return weight_gap_norm(self.phi, p)
 
     # -- factories ----------------------------------------------------------
 

@@ -24,7 +24,7 @@ import networkx as nx
 import numpy as np
 from scipy.optimize import minimize
 
-from treerank.metrics._positional import check_distribution, position_weight_gap_norm
+from treerank.metrics._positional import check_distribution, weight_gap_norm
 from treerank.surrogates._base import prepare_lists
 from treerank.surrogates._decoders import all_rankings, check_brute_force
 
@@ -418,34 +418,6 @@ def calibration_gap(loss, metric, distribution, *, decoder=None, tie_tol=1e-8):
     else:
         achieved = expected_metric(metric, pairs, decoder(s_star))
     return best - achieved
-
-
-def weight_gap_norm(phi, p=2):
-    """``C_phi(p)``, the constant of the regret bounds, from position weights.
-
-    The p-norm of the gaps between the weights of symmetric positions,
-    ``(sum_{i <= n/2} (phi(i) - phi(n - i + 1))^p)^(1/p)`` (the largest gap for
-    ``p = inf``); :meth:`~treerank.metrics.PositionalMetric.weight_gap_norm`
-    gives the same for a metric.
-
-    Parameters
-    ----------
-    phi : array-like of shape (n_items,)
-        Position weights, non-increasing.
-    p : float, default=2
-        Exponent, ``p >= 1`` (or ``inf``).
-
-    Returns
-    -------
-    c : float
-
-    Examples
-    --------
-    >>> from treerank.surrogates import weight_gap_norm
-    >>> weight_gap_norm([1.0, 0.5])
-    0.5
-    """
-    return position_weight_gap_norm(phi, p)
 
 
 def regret_bound(loss, metric, surrogate_regret, *, U=None):
